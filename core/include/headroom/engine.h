@@ -1,0 +1,106 @@
+#pragma once
+#include "headroom/config.h"
+#include "headroom/model.h"
+#include "headroom/shapes.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace headroom {
+
+// The categories of DESIGN.md "The memory model", each shown separately everywhere.
+enum class Category : uint8_t {
+    Weights, Buffers, Gradients, Optimizer, MasterWeights, Activations, Workspace, Context,
+    Input,        // the model input batch (kept alive by the data loader)
+    Loss,         // loss-side tensors: log-probabilities, output gradient
+    Count
+};
+std::string_view toString(Category c) noexcept;
+
+struct Breakdown {
+    int64_t weights = 0;           // trainable params + buffers at their dtype (+ autocast 16-bit copies)
+    int64_t buffers = 0;           // the buffer part of `weights`
+    int64_t gradients = 0;
+    int64_t optimizer = 0;
+    int64_t masterWeights = 0;
+    int64_t activationsSaved = 0;  // distinct non-parameter tensors saved for backward (input incl. if saved)
+    int64_t activationsPeak = 0;   // activation bytes live at the moment of peak (saved + transient)
+    int64_t workspace = 0;
+    int64_t context = 0;
+    int64_t peak = 0;              // max of the allocated timeline (not workspace/context)
+    int64_t reservedPeak = 0;      // peak under the allocator model
+    int64_t classicEstimate = 0;   // params * n + batch * sum(outputs) * 2 (the seed rule)
+};
+
+enum class Phase : uint8_t { Forward, Loss, Backward, Optimizer, Recompute };
+std::string_view toString(Phase p) noexcept;
+
+// One step of the simulated iteration: allocated bytes after the step's allocations and frees.
+struct TimelinePoint {
+    int step = 0;
+    int node = -1;          // graph node (-1 for loss/optimizer steps)
+    Phase phase = Phase::Forward;
+    int64_t allocated = 0;  // total allocated after this step
+    int64_t high = 0;       // highest allocated within the step (outputs allocated before inputs freed)
+};
+
+// Allocation events in timeline order: what the allocator model and the CUDA probe replay.
+struct AllocEvent {
+    enum class Kind : uint8_t { Alloc, Free };
+    Kind kind = Kind::Alloc;
+    int64_t id = 0;         // buffer id, unique per allocation
+    int64_t bytes = 0;
+    Category category = Category::Activations;
+    int step = 0;           // timeline step it belongs to
+    int tensor = -1;        // model tensor it holds (-1 for gradients of params etc. use `tensor` of the param)
+};
+
+struct NodeCost {
+    int64_t outputBytes = 0;   // this node's outputs at this configuration (activation bytes)
+    int64_t savedBytes = 0;    // bytes this node keeps for backward (shared storages attributed once)
+    int64_t params = 0;        // trainable elements it owns (first consumer)
+    int64_t recomputeMacs = 0; // forward MACs (Conv/Gemm/MatMul-class), for checkpoint recompute cost
+    bool unknownShape = false;
+};
+
+struct Evaluation {
+    Breakdown memory;
+    ShapeTable shapes;
+    std::vector<NodeCost> nodes;          // per graph node
+    std::vector<TimelinePoint> timeline;
+    int peakStep = -1;                    // index into timeline
+    std::vector<int> peakLive;            // tensors live at the peak (the culprits), biggest first
+    std::vector<AllocEvent> events;       // for the allocator model and the probe
+    int64_t inplaceTransientSaving = 0;   // peak difference inplace on vs off (train: transient only)
+    int64_t recomputeMacs = 0;            // extra forward MACs from checkpointing
+    int64_t forwardMacs = 0;
+    std::vector<std::string> warnings;    // ops with no saved-for-backward rule, unknown shapes, ...
+};
+
+// The pure function behind every figure: one configuration on one GPU (per-GPU batch, no strategy).
+Evaluation evaluate(const Model& model, const Config& config);
+
+// Peak + recompute against checkpoint segments k = 1..maxK, and the best k (lowest peak; ties: fewer k).
+struct CheckpointPoint { int k = 1; int64_t peak = 0; int64_t recomputeMacs = 0; };
+std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK);
+int bestCheckpointSegments(const std::vector<CheckpointPoint>& curve);
+
+// Total bytes the GPU needs for this configuration (peak or reserved per config.allocator, + context
+// + workspace) and whether it fits config.gpu.
+struct Fit {
+    std::string gpu;
+    int64_t capacity = 0;
+    int64_t needed = 0;
+    bool fits = false;
+    int64_t headroom = 0;     // capacity - needed (negative when it does not fit)
+    int64_t maxBatch = 0;     // largest batch that fits (0: not even batch 1)
+};
+Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation);
+// Largest batch (global) whose need <= capacity - margin; 0 if none; searches the fitted functions.
+int64_t maxBatch(const Model& model, const Config& config, int64_t limit = 1 << 20);
+
+// The seed rule, for comparison in every output.
+int64_t classicEstimate(const Model& model, const Config& config, const ShapeTable& shapes);
+
+} // namespace headroom

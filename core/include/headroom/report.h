@@ -1,0 +1,38 @@
+#pragma once
+#include "headroom/advisor.h"
+#include "headroom/engine.h"
+#include "headroom/multigpu.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace headroom {
+
+// Everything one output (CLI table/JSON, GUI export, PDF) shows for one configuration, computed once.
+struct Report {
+    Config config;
+    Evaluation evaluation;
+    Fit fit;
+    ClusterEvaluation cluster;
+    std::vector<CheckpointPoint> checkpointCurve;
+    int bestCheckpoint = 1;
+    std::vector<std::pair<int64_t, int64_t>> batchSweep; // (batch, need)
+    std::vector<Advice> advice;
+    std::optional<nlohmann::json> probe;                 // probe results when run
+};
+
+struct ReportOptions {
+    bool timeline = false;  // include the per-step timeline in JSON
+    bool sweep = true;      // compute batch sweep / checkpoint curve / advice (costly parts)
+};
+
+Report buildReport(const Model& model, const Config& config, const ReportOptions& options = {});
+// The JSON of DESIGN.md "Machine-readable output": schema "headroom.report/1".
+nlohmann::json toJson(const Model& model, const Report& report, const ReportOptions& options = {});
+// CSV of the layer table (one row per node, topological): path,op,output_shapes,params,activation_bytes,saved_bytes
+std::string toCsv(const Model& model, const Report& report);
+// Netron attachment: {"signature":"netron:attachment", ...} with each node's bytes as metrics.
+nlohmann::json toNetronAttachment(const Model& model, const Report& report);
+
+} // namespace headroom

@@ -1,0 +1,49 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headroom {
+
+// Values of the model's symbols (batch, seq, ...), indexed like Model::symbols.
+using Bindings = std::vector<int64_t>;
+
+// One dimension as a function of the symbols: a multilinear polynomial with integer coefficients,
+// sum(coeff * prod_{i in mask} symbol_i). It covers what exporters produce for batch/sequence dims
+// (batch, batch*seq, seq-1, 4*seq, ...). Dimensions that are not of this form (strided convolutions on a
+// symbolic spatial dim) are not represented; their tensors are re-inferred at the bound values instead.
+struct DimTerm {
+    uint32_t mask = 0; // bit i set: symbol i is a factor
+    int64_t coeff = 0;
+    friend bool operator==(const DimTerm&, const DimTerm&) = default;
+};
+
+class DimExpr
+{
+public:
+    DimExpr() = default;
+    static DimExpr constant(int64_t value);
+    static DimExpr symbol(int index);
+
+    // std::nullopt on 64-bit overflow.
+    std::optional<int64_t> eval(const Bindings& values) const noexcept;
+    bool isConstant() const noexcept;
+    std::optional<int64_t> constantValue() const noexcept;
+    uint32_t symbolMask() const noexcept; // union of the masks of all terms
+    const std::vector<DimTerm>& terms() const noexcept { return m_terms; }
+    void addTerm(uint32_t mask, int64_t coeff); // merges equal masks, drops zero coefficients
+    // "batch*seq", "4*seq - 1", "3": names come from the caller.
+    std::string toString(const std::vector<std::string>& symbolNames) const;
+
+    friend bool operator==(const DimExpr&, const DimExpr&) = default;
+
+private:
+    std::vector<DimTerm> m_terms; // sorted by mask
+};
+
+// Checked 64-bit arithmetic used wherever sizes are multiplied (a dim of 2^62 must not wrap).
+std::optional<int64_t> checkedMul(int64_t a, int64_t b) noexcept;
+std::optional<int64_t> checkedAdd(int64_t a, int64_t b) noexcept;
+
+} // namespace headroom
