@@ -1,3 +1,203 @@
+// headroom-cli: will this model fit on my GPU, and where does the memory go?
+#include "options.h"
+#include "pdfexport.h"
+#include "table.h"
+
+#include "headroom/error.h"
+#include "headroom/format.h"
+#include "headroom/gpus.h"
 #include "headroom/headroom_config.h"
+#include "headroom/loader.h"
+#include "headroom/probe_protocol.h"
+#include "headroom/report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
 #include <cstdio>
-int main() { std::printf("headroom-cli %s\n", HEADROOM_VERSION); return 0; }
+#include <fstream>
+#include <iostream>
+
+using namespace headroom;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFile = 1, kExitUsage = 2;
+
+void listGpus()
+{
+    for (const GpuSpec& g : gpuPresets())
+        std::printf("%-26s %12s  (context %s, workspace %s)\n", g.name.c_str(), formatBytes(g.capacity).c_str(),
+                    formatBytes(g.context).c_str(), formatBytes(g.workspace).c_str());
+}
+
+// Binds --batch/--set to the model's symbols; unknown names are usage errors that list what exists.
+Bindings bindSymbols(const Model& model, const cli::Options& o)
+{
+    Bindings values = model.defaultBindings();
+    std::string names;
+    for (const Symbol& s : model.symbols)
+        names += (names.empty() ? "" : ", ") + s.name;
+    if (o.batch) {
+        if (model.batchSymbol < 0)
+            throw cli::UsageError{model.info.file + ": --batch given but the model has no batch dimension (symbols: " +
+                                  (names.empty() ? "none" : names) + ")"};
+        values[static_cast<size_t>(model.batchSymbol)] = *o.batch;
+    }
+    for (const auto& [name, value] : o.set) {
+        const int i = model.symbolIndex(name);
+        if (i < 0)
+            throw cli::UsageError{model.info.file + ": no symbol named '" + name + "' (symbols: " +
+                                  (names.empty() ? "none" : names) + ")"};
+        values[static_cast<size_t>(i)] = value;
+    }
+    return values;
+}
+
+GpuSpec chooseGpu(const cli::Options& o)
+{
+    if (o.capacity)
+        return customGpu(*o.capacity);
+    const std::string name = o.gpuName.value_or("RTX 4090");
+    if (auto g = findGpu(name))
+        return *g;
+    std::string all;
+    for (const GpuSpec& g : gpuPresets())
+        all += (all.empty() ? "" : ", ") + g.name;
+    throw cli::UsageError{"--gpu: unknown GPU '" + name + "' (presets: " + all + "; or use --capacity BYTES)"};
+}
+
+bool writeFile(const std::string& path, const std::string& text, std::string& error)
+{
+    // Write beside the target and rename, so a failed write never leaves a partial file.
+    const std::string tmp = path + ".part";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) {
+            error = path + ": cannot write: " + std::strerror(errno);
+            return false;
+        }
+        f << text;
+        f.flush();
+        if (!f) {
+            error = path + ": write failed: " + std::strerror(errno);
+            std::remove(tmp.c_str());
+            return false;
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        error = path + ": cannot write: " + std::strerror(errno);
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
+int run(int argc, char** argv)
+{
+    const cli::Options o = cli::parseOptions(argc, argv);
+    if (o.help) {
+        std::fputs(cli::usage().c_str(), stdout);
+        return kExitOk;
+    }
+    if (o.version) {
+        std::printf("headroom-cli %s (%s)\n", HEADROOM_VERSION, HEADROOM_HAVE_CUDA ? "with CUDA probe" : "built without CUDA");
+        return kExitOk;
+    }
+    if (o.gpuName && *o.gpuName == "list") {
+        listGpus();
+        return kExitOk;
+    }
+    Config config = o.config;
+    config.gpu = chooseGpu(o);
+
+    LoadOptions load;
+    if (o.batch)
+        load.symbolValues.emplace_back("batch", *o.batch);
+    for (const auto& s : o.set)
+        load.symbolValues.push_back(s);
+    const Model model = loadModel(o.model, load);
+    config.symbols = bindSymbols(model, o);
+
+    if (o.bench) {
+        // Re-evaluation cost of this configuration: what every slider tick pays.
+        std::vector<double> us;
+        us.reserve(static_cast<size_t>(o.benchIterations));
+        for (int i = 0; i < o.benchIterations; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const Evaluation e = evaluate(model, config);
+            const auto t1 = std::chrono::steady_clock::now();
+            if (e.memory.peak < 0)
+                return kExitFile;
+            us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+        std::sort(us.begin(), us.end());
+        std::printf("%s: evaluate() x%d: median %.1f us, p90 %.1f us, max %.1f us\n", o.model.c_str(), o.benchIterations,
+                    us[us.size() / 2], us[us.size() * 9 / 10], us.back());
+        return kExitOk;
+    }
+
+    ReportOptions ro;
+    ro.timeline = o.timeline;
+    Report report = buildReport(model, config, ro);
+
+    if (o.probe) {
+        std::vector<int64_t> batches;
+        if (model.batchSymbol >= 0) {
+            const int64_t predicted = std::max<int64_t>(1, report.fit.maxBatch);
+            for (int64_t b : {predicted / 2, predicted * 3 / 4, predicted, predicted * 5 / 4, predicted * 3 / 2, predicted * 2})
+                if (b >= 1)
+                    batches.push_back(b);
+        }
+        const ProbePlan plan = makeProbePlan(model, config, batches);
+        const ProbeResult result = runProbe(plan, o.probePath.value_or(""), o.probeTimeout);
+        report.probe = toJson(result);
+        if (result.status != ProbeResult::Status::Ok)
+            std::fprintf(stderr, "headroom-cli: probe: %s\n", result.message.c_str());
+    }
+
+    if (o.netron) {
+        std::string error;
+        if (!writeFile(*o.netron, toNetronAttachment(model, report).dump(1) + "\n", error))
+            throw Error(error);
+    }
+    if (o.pdf) {
+        if (auto error = cli::exportPdf(*o.pdf, model, config, o.lang, argc, argv))
+            throw Error(*error);
+    }
+
+    if (o.json) {
+        std::cout << toJson(model, report, ro).dump(1) << "\n";
+    } else if (o.csv) {
+        std::cout << toCsv(model, report);
+    } else {
+        std::cout << cli::humanReport(model, report, o.depth);
+        if (o.maxBatch)
+            std::cout << "Max batch on " << report.fit.gpu << ": " << report.fit.maxBatch << "\n";
+        if (report.probe)
+            std::cout << "Probe: " << report.probe->dump() << "\n";
+    }
+    return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const cli::UsageError& e) {
+        std::fprintf(stderr, "headroom-cli: %s\n", e.message.c_str());
+        return kExitUsage;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "headroom-cli: %s\n", e.what());
+        return kExitFile;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "headroom-cli: out of memory\n");
+        return kExitFile;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "headroom-cli: %s\n", e.what());
+        return kExitFile;
+    }
+}

@@ -1,0 +1,228 @@
+#include "options.h"
+
+#include "headroom/gpus.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+namespace headroom::cli {
+namespace {
+
+std::optional<int64_t> parseInt(const std::string& s)
+{
+    int64_t v = 0;
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc() || p != end)
+        return std::nullopt;
+    return v;
+}
+
+int64_t positive(const std::string& flag, const std::string& value, int64_t max = int64_t{1} << 40)
+{
+    auto v = parseInt(value);
+    if (!v || *v < 1 || *v > max)
+        throw UsageError{flag + " expects a whole number from 1 to " + std::to_string(max) + ", got '" + value + "'"};
+    return *v;
+}
+
+template <typename T>
+T choice(const std::string& flag, const std::string& value, std::optional<T> parsed, const char* allowed)
+{
+    if (!parsed)
+        throw UsageError{flag + ": unknown value '" + value + "' (one of " + allowed + ")"};
+    return *parsed;
+}
+
+} // namespace
+
+std::optional<int64_t> parseBytes(const std::string& text)
+{
+    size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+        ++i;
+    if (i == 0)
+        return std::nullopt;
+    double number = 0;
+    try {
+        number = std::stod(text.substr(0, i));
+    } catch (...) {
+        return std::nullopt;
+    }
+    std::string unit;
+    for (char c : text.substr(i))
+        if (!std::isspace(static_cast<unsigned char>(c)))
+            unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double scale = 1;
+    if (unit.empty() || unit == "b") scale = 1;
+    else if (unit == "k" || unit == "kib") scale = 1024.0;
+    else if (unit == "m" || unit == "mib") scale = 1024.0 * 1024;
+    else if (unit == "g" || unit == "gib") scale = 1024.0 * 1024 * 1024;
+    else if (unit == "t" || unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
+    else if (unit == "kb") scale = 1e3;
+    else if (unit == "mb") scale = 1e6;
+    else if (unit == "gb") scale = 1e9;
+    else if (unit == "tb") scale = 1e12;
+    else return std::nullopt;
+    const double bytes = number * scale;
+    if (!(bytes >= 1) || bytes > 9.0e18)
+        return std::nullopt;
+    return static_cast<int64_t>(std::llround(bytes));
+}
+
+std::string usage()
+{
+    return R"(Usage: headroom-cli MODEL.onnx [options]
+
+Will this model fit on my GPU, and where does the memory go?
+
+Shapes
+  --batch N              batch size (the model's batch symbol)
+  --set NAME=VALUE       value of any other symbol (sequence length, ...); repeatable
+Training set-up
+  --mode train|infer     (default train)
+  --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)
+  --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor   (default adam)
+  --loss ce|mse|none     loss added after the first output (default ce)
+  --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
+  --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
+  --inplace              inplace activations (ReLU(inplace=True) & co.)
+  --freeze PATTERN       freeze layers whose path matches (glob); repeatable
+Hardware
+  --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
+  --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)
+  --margin BYTES         memory kept free on the GPU (default 0)
+  --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp [--gpu0-batch B] [--offload]
+  --allocator exact|caching|expandable   allocator model (default caching)
+Output
+  --depth D              layer-tree depth of the table (default 3)
+  --max-batch            search the largest batch that fits
+  --timeline             include the forward/backward timeline (JSON)
+  --json                 one JSON object (schema headroom.report/1)
+  --csv                  the layer table as CSV
+  --netron FILE          write a Netron attachment (per-node metrics)
+  --pdf FILE             write the PDF memory report
+  --probe                replay the plan on the GPU with headroom-probe
+  --probe-path PATH      headroom-probe executable (default: beside this program)
+  --probe-timeout S      probe time limit in seconds (default 120)
+  --lang LANG            language of the PDF report (en, zh_CN)
+  --bench [N]            time N re-evaluations of this configuration and exit
+  -h, --help             this help
+  --version              version
+
+Exit codes: 0 done, 1 the model or a file could not be used (one line on stderr says why), 2 bad usage.
+)";
+}
+
+Options parseOptions(int argc, char** argv)
+{
+    Options o;
+    auto need = [&](int& i, const std::string& flag) -> std::string {
+        if (i + 1 >= argc)
+            throw UsageError{flag + " needs a value"};
+        return argv[++i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        std::string inlineValue;
+        bool hasInline = false;
+        if (a.rfind("--", 0) == 0) {
+            if (auto eq = a.find('='); eq != std::string::npos && a != "--set") {
+                inlineValue = a.substr(eq + 1);
+                a = a.substr(0, eq);
+                hasInline = true;
+            }
+        }
+        auto value = [&](const std::string& flag) { return hasInline ? inlineValue : need(i, flag); };
+        if (a == "-h" || a == "--help") o.help = true;
+        else if (a == "--version") o.version = true;
+        else if (a == "--batch") o.batch = positive(a, value(a));
+        else if (a == "--set") {
+            const std::string v = value(a);
+            const auto eq = v.find('=');
+            if (eq == std::string::npos || eq == 0)
+                throw UsageError{"--set expects NAME=VALUE, got '" + v + "'"};
+            o.set.emplace_back(v.substr(0, eq), positive("--set " + v.substr(0, eq), v.substr(eq + 1)));
+        }
+        else if (a == "--mode") { auto v = value(a); o.config.mode = choice(a, v, parseMode(v), "train, infer"); }
+        else if (a == "--dtype") {
+            auto v = value(a);
+            o.config.dtype = choice(a, v, parseDtype(v), "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
+        }
+        else if (a == "--optimizer") {
+            auto v = value(a);
+            o.config.optimizer = choice(a, v, parseOptimizer(v),
+                                        "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor");
+        }
+        else if (a == "--loss") { auto v = value(a); o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none"); }
+        else if (a == "--checkpoint") o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
+        else if (a == "--accumulate") o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
+        else if (a == "--inplace") o.config.inplace = true;
+        else if (a == "--freeze") o.config.freeze.push_back(value(a));
+        else if (a == "--gpu") o.gpuName = value(a);
+        else if (a == "--capacity") {
+            auto v = value(a);
+            o.capacity = parseBytes(v);
+            if (!o.capacity)
+                throw UsageError{"--capacity expects bytes such as 24GiB or 16000000000, got '" + v + "'"};
+        }
+        else if (a == "--margin") {
+            auto v = value(a);
+            auto b = parseBytes(v);
+            if (!b && v != "0")
+                throw UsageError{"--margin expects bytes such as 512MiB, got '" + v + "'"};
+            o.config.marginBytes = b.value_or(0);
+        }
+        else if (a == "--gpus") o.config.gpus = static_cast<int>(positive(a, value(a), 4096));
+        else if (a == "--strategy") {
+            auto v = value(a);
+            o.config.strategy = choice(a, v, parseStrategy(v), "ddp, dp, balanced-dp, zero1, zero2, zero3, fsdp");
+        }
+        else if (a == "--gpu0-batch") o.config.gpu0Batch = positive(a, value(a));
+        else if (a == "--offload") o.config.offload = true;
+        else if (a == "--allocator") {
+            auto v = value(a);
+            o.config.allocator = choice(a, v, parseAllocator(v), "exact, caching, expandable");
+        }
+        else if (a == "--depth") o.depth = static_cast<int>(positive(a, value(a), 64));
+        else if (a == "--max-batch") o.maxBatch = true;
+        else if (a == "--timeline") o.timeline = true;
+        else if (a == "--json") o.json = true;
+        else if (a == "--csv") o.csv = true;
+        else if (a == "--pdf") o.pdf = value(a);
+        else if (a == "--netron") o.netron = value(a);
+        else if (a == "--probe") o.probe = true;
+        else if (a == "--probe-path") o.probePath = value(a);
+        else if (a == "--probe-timeout") o.probeTimeout = static_cast<int>(positive(a, value(a), 3600));
+        else if (a == "--lang") o.lang = value(a);
+        else if (a == "--bench") {
+            o.bench = true;
+            if (hasInline)
+                o.benchIterations = static_cast<int>(positive(a, inlineValue, 10'000'000));
+            else if (i + 1 < argc && parseInt(argv[i + 1]))
+                o.benchIterations = static_cast<int>(positive(a, argv[++i], 10'000'000));
+        }
+        else if (!a.empty() && a[0] == '-' && a != "-")
+            throw UsageError{"unknown option '" + a + "' (see --help)"};
+        else if (o.model.empty()) o.model = a;
+        else throw UsageError{"only one model file is accepted; got '" + o.model + "' and '" + a + "'"};
+    }
+    if (o.help || o.version)
+        return o;
+    if (o.model.empty())
+        throw UsageError{"no model file given (see --help)"};
+    if (o.json && o.csv)
+        throw UsageError{"--json and --csv cannot be combined"};
+    if (o.config.strategy != Strategy::Single && o.config.gpus < 2)
+        throw UsageError{"--strategy needs --gpus N with N >= 2"};
+    if (o.config.gpus > 1 && o.config.strategy == Strategy::Single)
+        o.config.strategy = Strategy::DDP;
+    if (o.config.gpu0Batch > 0 && o.config.strategy != Strategy::BalancedDP)
+        throw UsageError{"--gpu0-batch applies to --strategy balanced-dp"};
+    if (o.gpuName && o.capacity)
+        throw UsageError{"--gpu and --capacity cannot be combined"};
+    return o;
+}
+
+} // namespace headroom::cli

@@ -1,0 +1,41 @@
+#include "pdfexport.h"
+
+#if HEADROOM_CLI_PDF
+#include "pdfreport.h"
+#if __has_include("languageservice.h")
+#include "languageservice.h"
+#define HEADROOM_HAVE_LANGUAGESERVICE 1
+#else
+#define HEADROOM_HAVE_LANGUAGESERVICE 0
+#endif
+#include <QApplication>
+#include <cstdlib>
+#endif
+
+namespace headroom::cli {
+
+std::optional<std::string> exportPdf(const std::string& file, const Model& model, const Config& config,
+                                     const std::optional<std::string>& lang, int argc, char** argv)
+{
+#if HEADROOM_CLI_PDF
+    // QCustomPlot charts are widgets, so a QApplication is needed even headless: fall back to the
+    // offscreen platform when there is no display, as CI has none.
+    if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
+        setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    QApplication app(argc, argv);
+#if HEADROOM_HAVE_LANGUAGESERVICE
+    LanguageService::install(lang ? QString::fromStdString(*lang) : QString());
+#else
+    (void)lang;
+#endif
+    QString error;
+    if (!writePdfReport(QString::fromStdString(file), model, config, &error))
+        return error.toStdString();
+    return std::nullopt;
+#else
+    (void)model; (void)config; (void)lang; (void)argc; (void)argv;
+    return file + ": cannot write a PDF: headroom-cli was built without the GUI (HEADROOM_GUI=OFF)";
+#endif
+}
+
+} // namespace headroom::cli

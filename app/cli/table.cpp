@@ -1,0 +1,202 @@
+#include "table.h"
+
+#include "headroom/format.h"
+#include "headroom/layercost.h"
+#include "headroom/shapes.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace headroom::cli {
+namespace {
+
+std::string pad(std::string s, size_t width, bool right = false)
+{
+    // Column widths count UTF-8 code points, not bytes (tree glyphs are multi-byte).
+    size_t cps = 0;
+    for (unsigned char c : s)
+        cps += (c & 0xC0) != 0x80;
+    if (cps >= width)
+        return s;
+    std::string fill(width - cps, ' ');
+    return right ? fill + s : s + fill;
+}
+
+std::string truncate(const std::string& s, size_t width)
+{
+    if (s.size() <= width)
+        return s;
+    return "…" + s.substr(s.size() - (width - 1));
+}
+
+struct Row {
+    std::string name, op, shape, params, activations, saved;
+};
+
+void collect(const Model& model, const Report& report, const std::vector<LayerCost>& costs, int layer, int depth,
+             const std::string& indent, std::vector<Row>& rows)
+{
+    const LayerNode& l = model.layers[static_cast<size_t>(layer)];
+    const LayerCost& c = costs[static_cast<size_t>(layer)];
+    if (layer != 0) {
+        Row r;
+        r.name = indent + l.name;
+        if (c.nodes == 1 && c.lastNode >= 0)
+            r.op = model.nodes[static_cast<size_t>(c.lastNode)].op;
+        if (c.lastNode >= 0) {
+            const Node& last = model.nodes[static_cast<size_t>(c.lastNode)];
+            if (!last.outputs.empty() && last.outputs[0] >= 0)
+                r.shape = shapeString(model, last.outputs[0], &report.evaluation.shapes.values);
+        }
+        r.params = c.params ? formatCount(c.params) : "--";
+        r.activations = c.unknownShape ? "unknown" : formatBytes(c.outputBytes);
+        r.saved = formatBytes(c.savedBytes);
+        rows.push_back(std::move(r));
+    }
+    if (l.depth >= depth)
+        return;
+    const std::string childIndent = layer == 0 ? std::string() : indent + "  ";
+    for (int child : l.children)
+        collect(model, report, costs, child, depth, childIndent, rows);
+}
+
+std::string line(size_t width, const char* glyph)
+{
+    std::string s;
+    for (size_t i = 0; i < width; ++i)
+        s += glyph;
+    return s;
+}
+
+} // namespace
+
+std::string humanReport(const Model& model, const Report& report, int depth)
+{
+    const Evaluation& e = report.evaluation;
+    const Breakdown& m = e.memory;
+    const Config& cfg = report.config;
+    std::ostringstream out;
+
+    std::string opset;
+    for (const auto& [domain, version] : model.info.opsets)
+        if (domain.empty() || domain == "ai.onnx")
+            opset = std::to_string(version);
+    out << "Model    " << model.info.file << "\n";
+    out << "         " << (model.info.producer.empty() ? "unknown producer" : model.info.producer) << ", IR "
+        << model.info.irVersion << ", opset " << (opset.empty() ? "?" : opset) << ", " << model.nodes.size()
+        << " nodes, " << formatCount(model.params.trainable) << " trainable params"
+        << (model.info.externalDataMissing ? " (external weights absent: not needed)" : "") << "\n";
+    out << "Symbols  ";
+    for (size_t i = 0; i < model.symbols.size(); ++i)
+        out << (i ? ", " : "") << model.symbols[i].name << "=" << e.shapes.values.at(i);
+    if (model.symbols.empty())
+        out << "(none: static shapes)";
+    out << "\nConfig   " << toString(cfg.mode) << ", " << toString(cfg.dtype);
+    if (cfg.mode == Mode::Train)
+        out << ", " << toString(cfg.optimizer) << ", loss " << toString(cfg.loss);
+    if (cfg.checkpointSegments > 1)
+        out << ", " << cfg.checkpointSegments << " checkpoint segments";
+    if (cfg.accumulate > 1)
+        out << ", accumulate " << cfg.accumulate;
+    if (cfg.inplace)
+        out << ", inplace";
+    out << ", allocator " << toString(cfg.allocator) << "\n\n";
+
+    const std::vector<LayerCost> costs = aggregateLayers(model, e);
+    std::vector<Row> rows;
+    if (!model.layers.empty())
+        collect(model, report, costs, 0, depth, "", rows);
+    const size_t wName = 44, wOp = 20, wShape = 22, wNum = 12;
+    const size_t width = wName + wOp + wShape + 3 * wNum + 5;
+    out << line(width, "─") << "\n";
+    out << pad("Layer", wName) << " " << pad("Op", wOp) << " " << pad("Output shape", wShape) << " "
+        << pad("Params", wNum, true) << " " << pad("Activations", wNum, true) << " " << pad("Saved", wNum, true) << "\n";
+    out << line(width, "─") << "\n";
+    for (const Row& r : rows)
+        out << pad(truncate(r.name, wName), wName) << " " << pad(truncate(r.op, wOp), wOp) << " "
+            << pad(truncate(r.shape, wShape), wShape) << " " << pad(r.params, wNum, true) << " "
+            << pad(r.activations, wNum, true) << " " << pad(r.saved, wNum, true) << "\n";
+    out << line(width, "─") << "\n";
+    int64_t outputs = 0;
+    for (const NodeCost& c : e.nodes)
+        outputs += c.outputBytes;
+    out << "Total params: " << model.params.trainable << " trainable (" << formatBytes(model.params.trainableBytes)
+        << "), " << model.params.buffers << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
+    out << "Sum of node outputs: " << formatBytes(outputs) << "\n\n";
+
+    auto item = [&](const char* name, int64_t bytes) {
+        out << "  " << pad(name, 26) << pad(formatBytes(bytes), 12, true) << pad(std::to_string(bytes), 16, true) << "\n";
+    };
+    out << "Memory (bytes)\n";
+    item("weights", m.weights);
+    if (cfg.mode == Mode::Train) {
+        item("gradients", m.gradients);
+        item("optimizer states", m.optimizer);
+        if (m.masterWeights)
+            item("master weights", m.masterWeights);
+        item("activations saved", m.activationsSaved);
+    }
+    item("activations at peak", m.activationsPeak);
+    item("peak (allocated)", m.peak);
+    item("peak (reserved)", m.reservedPeak);
+    item("workspace", m.workspace);
+    item("CUDA context", m.context);
+    item("classic estimate", m.classicEstimate);
+    if (m.classicEstimate > 0 && m.peak > 0) {
+        char ratio[64];
+        std::snprintf(ratio, sizeof ratio, "%.2fx", static_cast<double>(m.peak) / static_cast<double>(m.classicEstimate));
+        out << "  (the seed rule params x n + batch x outputs x 2 is off by " << ratio << ")\n";
+    }
+    if (e.inplaceTransientSaving != 0)
+        out << "  inplace activations change the transient peak by " << formatBytes(-e.inplaceTransientSaving) << "\n";
+    if (!e.peakLive.empty()) {
+        out << "\nLive at the peak (largest first)\n";
+        for (size_t i = 0; i < e.peakLive.size() && i < 5; ++i) {
+            const int t = e.peakLive[i];
+            const Tensor& tensor = model.tensors[static_cast<size_t>(t)];
+            out << "  " << pad(formatBytes(e.shapes.bytes[static_cast<size_t>(t)]), 12, true) << "  "
+                << (tensor.producer >= 0 ? model.nodePath(tensor.producer) : tensor.name) << "\n";
+        }
+    }
+    if (!report.cluster.gpus.empty() && report.cluster.gpus.size() > 1) {
+        out << "\nPer GPU (" << toString(cfg.strategy) << ")\n";
+        for (const GpuShare& g : report.cluster.gpus)
+            out << "  GPU " << g.index << ": batch " << g.batch << ", peak " << formatBytes(g.peak) << " (weights "
+                << formatBytes(g.weights) << ", grads " << formatBytes(g.gradients) << ", optimizer "
+                << formatBytes(g.optimizer) << ", activations " << formatBytes(g.activations) << ")\n";
+        for (const std::string& n : report.cluster.notes)
+            out << "  " << n << "\n";
+    }
+
+    const Fit& f = report.fit;
+    out << "\n";
+    if (f.capacity > 0) {
+        if (f.fits)
+            out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
+                << " headroom";
+        else
+            out << "Does not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - needs " << formatBytes(f.needed);
+        out << ", max batch " << f.maxBatch << "\n";
+    }
+    if (!report.advice.empty() && (!f.fits || f.capacity == 0)) {
+        out << "Try:";
+        for (size_t i = 0; i < report.advice.size() && i < 4; ++i)
+            out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving()) << ")";
+        out << "\n";
+    }
+    if (report.bestCheckpoint > 1)
+        out << "Best checkpoint segments: " << report.bestCheckpoint << "\n";
+    std::vector<std::string> warnings = model.warnings;
+    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+    if (!warnings.empty()) {
+        out << "\nWarnings (" << warnings.size() << ")\n";
+        for (size_t i = 0; i < warnings.size() && i < 20; ++i)
+            out << "  " << warnings[i] << "\n";
+        if (warnings.size() > 20)
+            out << "  ... " << warnings.size() - 20 << " more (see --json)\n";
+    }
+    return out.str();
+}
+
+} // namespace headroom::cli

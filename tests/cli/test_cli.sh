@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End-to-end checks of headroom-cli as users and scripts call it: exit codes, --help/--version, the JSON
+# contract of DESIGN.md, and one-line errors that name the file.
+set -u
+cli=$1; data=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0; passed=0
+check() { # name, condition...
+  local name=$1; shift
+  if "$@"; then passed=$((passed+1)); else echo "FAIL: $name"; fail=$((fail+1)); fi
+}
+expect_exit() { # code, args...
+  local code=$1; shift
+  "$cli" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  [ "$rc" -eq "$code" ] || { echo "  exit $rc, expected $code for: $*"; cat "$tmp/err"; return 1; }
+}
+one_line_naming() { # file-substring: stderr is one line and names it
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$1" "$tmp/err" || { echo "  stderr:"; cat "$tmp/err"; return 1; }
+}
+
+check "help exits 0" expect_exit 0 --help
+check "help mentions --batch" grep -q -- "--batch" "$tmp/out"
+check "version exits 0" expect_exit 0 --version
+check "version names the program" grep -q "headroom-cli" "$tmp/out"
+check "no model is usage" expect_exit 2
+check "unknown option is usage" expect_exit 2 "$data/resnet18.onnx" --frobnicate
+check "bad batch is usage" expect_exit 2 "$data/resnet18.onnx" --batch 0
+check "bad dtype is usage" expect_exit 2 "$data/resnet18.onnx" --dtype fp7
+check "unknown symbol is usage" expect_exit 2 "$data/resnet18.onnx" --set nosuch=3
+check "unknown symbol names the file" one_line_naming resnet18.onnx
+check "unknown gpu is usage" expect_exit 2 "$data/resnet18.onnx" --gpu "Voodoo 5"
+check "missing file exits 1" expect_exit 1 "$tmp/absent.onnx"
+check "missing file: one line naming it" one_line_naming absent.onnx
+printf 'this is not an onnx model' >"$tmp/garbage.onnx"
+check "garbage exits 1" expect_exit 1 "$tmp/garbage.onnx"
+check "garbage: one line naming it" one_line_naming garbage.onnx
+head -c 3000 "$data/resnet18.onnx" >"$tmp/truncated.onnx"
+check "truncated exits 1" expect_exit 1 "$tmp/truncated.onnx"
+check "truncated: one line naming it" one_line_naming truncated.onnx
+
+check "table exits 0" expect_exit 0 "$data/resnet18.onnx" --batch 8
+check "table shows layer1" grep -q "layer1" "$tmp/out"
+check "table shows the verdict" grep -Eq "Fits on|Does not fit" "$tmp/out"
+
+check "json exits 0" expect_exit 0 "$data/tiny_gpt.onnx" --json --batch 2 --set seq=64 --timeline --optimizer adamw
+cp "$tmp/out" "$tmp/tiny.json"
+check "json has the required fields" python3 - "$tmp/tiny.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "headroom.report/1"
+for k in ["file", "sha256", "producer", "ir_version", "opsets", "nodes", "unknown_shapes", "warnings"]:
+    assert k in j["model"], k
+assert j["symbols"] == {"batch": 2, "seq": 64}, j["symbols"]
+for k in ["trainable", "buffers", "trainable_bytes", "buffer_bytes"]:
+    assert isinstance(j["params"][k], int), k
+for k in ["weights", "gradients", "optimizer", "master_weights", "activations_saved", "activations_peak",
+          "workspace", "context", "peak", "reserved_peak", "classic_estimate"]:
+    assert isinstance(j["memory"][k], int), k
+for k in ["gpu", "capacity", "fits", "headroom", "max_batch"]:
+    assert k in j["fit"], k
+assert j["config"]["optimizer"] == "adamw" and j["config"]["batch"] == 2
+assert len(j["layers"]) == j["model"]["nodes"]
+for l in j["layers"]:
+    assert set(["path", "op", "output_shapes", "params", "activation_bytes", "saved_bytes"]) <= set(l)
+assert j["layers"][-1]["output_shapes"][0] == [2, 64, 8000], j["layers"][-1]
+assert j["model"]["unknown_shapes"] == 0
+assert j["params"]["trainable"] == 5469696
+assert j["memory"]["optimizer"] == 8 * j["params"]["trainable"]   # AdamW: two fp32 moments
+assert j["memory"]["gradients"] == 4 * j["params"]["trainable"]
+assert j["memory"]["reserved_peak"] >= j["memory"]["peak"] > j["memory"]["weights"]
+phases = {p["phase"] for p in j["timeline"]}
+assert {"forward", "backward", "optimizer"} <= phases, phases
+assert max(p["allocated"] for p in j["timeline"]) == j["memory"]["peak"]
+PY
+
+check "csv exits 0" expect_exit 0 "$data/resnet18.onnx" --csv
+check "csv header" grep -q "^path,op,output_shapes,params,activation_bytes,saved_bytes$" "$tmp/out"
+"$cli" "$data/resnet18.onnx" --json >"$tmp/r18.json" 2>/dev/null
+check "csv one row per node" test "$(($(wc -l <"$tmp/out") - 1))" -eq "$(python3 -c "import json; print(json.load(open('$tmp/r18.json'))['model']['nodes'])")"
+
+check "netron exits 0" expect_exit 0 "$data/resnet18.onnx" --netron "$tmp/r.json" --json
+check "netron attachment has a metric per node" python3 - "$tmp/r.json" "$tmp/out" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+assert a["signature"] == "netron:attachment"
+nodes = {m["target"] for m in a["metrics"] if m["kind"] == "node" and m["name"] == "activation_bytes"}
+assert len(nodes) == r["model"]["nodes"], (len(nodes), r["model"]["nodes"])
+PY
+check "unwritable netron path exits 1" expect_exit 1 "$data/resnet18.onnx" --netron "$tmp/no/such/dir/r.json"
+check "unwritable path: one line naming it" one_line_naming "no/such/dir"
+
+check "infer mode" expect_exit 0 "$data/resnet50.onnx" --mode infer --batch 4 --json
+check "infer has no gradients" python3 -c "import json,sys; j=json.load(open('$tmp/out')); assert j['memory']['gradients']==0 and j['memory']['optimizer']==0"
+check "multi-gpu json has gpus" expect_exit 0 "$data/resnet18.onnx" --batch 16 --gpus 4 --strategy dp --json
+check "gpus list has 4 entries" python3 -c "import json; j=json.load(open('$tmp/out')); assert len(j['gpus'])==4; assert j['gpus'][0]['peak']>j['gpus'][1]['peak']"
+
+echo "$passed passed, $fail failed"
+[ "$fail" -eq 0 ]
