@@ -17,6 +17,9 @@ struct GpuShare {
     int64_t activations = 0;
     int64_t communication = 0;  // DDP buckets, ZeRO/FSDP gather buffers, DP gathered outputs
     int64_t cpuBytes = 0;       // offloaded to host memory
+    // Added by the multi-GPU model:
+    int64_t needed = 0;         // peak (Exact) or reservedPeak, + context + workspace: what must fit
+    int64_t lossBytes = 0;      // loss-side tensors live at this GPU's peak (part of `activations`)
 };
 
 struct ClusterEvaluation {
@@ -26,5 +29,11 @@ struct ClusterEvaluation {
 };
 
 ClusterEvaluation evaluateCluster(const Model& model, const Config& config);
+// Added: the same on a prepared engine plan (the advisor and slider ticks re-evaluate many configs).
+ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config);
+
+// Added: the per-GPU batches the strategy hands out for global batch B (torch.chunk for DataParallel, the
+// seed's BalancedDataParallel chunking for a GPU-0 batch, ceil(B/N) for DDP/ZeRO/FSDP).
+std::vector<int64_t> perGpuBatches(Strategy strategy, int gpus, int64_t batch, int64_t gpu0Batch);
 
 } // namespace headroom

@@ -1,0 +1,281 @@
+// Per-GPU figures of each strategy on a hand-built MLP whose parameter count is known exactly, with the
+// published model-state formulas (ZeRO paper, DeepSpeed's estimator) as cross-checks.
+#include "headroom/multigpu.h"
+
+#include <QTest>
+
+#include <algorithm>
+
+using namespace headroom;
+
+namespace {
+
+// x[batch, 1024] -> fc0 (1024x1024) -> relu -> fc1 (1024x256) -> relu -> fc2 (256x16) -> out[batch, 16]
+constexpr int64_t kWidths[] = {1024, 1024, 256, 16};
+constexpr qint64 kFc0 = 1024 * 1024 + 1024, kFc1 = 1024 * 256 + 256, kFc2 = 256 * 16 + 16;
+constexpr qint64 P = kFc0 + kFc1 + kFc2; // 1,316,112 trainable elements
+
+Model mlp()
+{
+    Model m;
+    m.info.file = "mlp.onnx";
+    m.symbols.push_back({"batch", 1, true, "x[0]", "batch default"});
+    m.batchSymbol = 0;
+    auto tensor = [&](std::string name, TensorRole role, std::vector<DimExpr> dims) {
+        Tensor t;
+        t.name = std::move(name);
+        t.dtype = DType::Float32;
+        t.role = role;
+        t.shape.state = TensorShape::State::Exact;
+        t.shape.dims = std::move(dims);
+        m.tensors.push_back(std::move(t));
+        return int(m.tensors.size() - 1);
+    };
+    LayerNode root;
+    root.name = "";
+    root.path = "";
+    m.layers.push_back(root);
+    auto node = [&](std::string op, std::string layerName, std::vector<int> in, int out) {
+        Node n;
+        n.op = std::move(op);
+        n.name = "/" + layerName + "/" + n.op;
+        n.inputs = std::move(in);
+        n.outputs = {out};
+        const int idx = int(m.nodes.size());
+        LayerNode l;
+        l.name = layerName;
+        l.path = layerName;
+        l.parent = 0;
+        l.depth = 1;
+        l.nodes = {idx};
+        l.firstNode = l.lastNode = idx;
+        n.layer = int(m.layers.size());
+        m.layers[0].children.push_back(n.layer);
+        m.layers.push_back(l);
+        for (int t : n.inputs)
+            m.tensors[size_t(t)].consumers.push_back(idx);
+        m.tensors[size_t(out)].producer = idx;
+        m.nodes.push_back(std::move(n));
+        return idx;
+    };
+    const DimExpr batch = DimExpr::symbol(0);
+    int x = tensor("x", TensorRole::Input, {batch, DimExpr::constant(kWidths[0])});
+    m.inputs.push_back(x);
+    for (int i = 0; i < 3; ++i) {
+        const std::string fc = "fc" + std::to_string(i);
+        const int w = tensor(fc + ".weight", TensorRole::Parameter,
+                             {DimExpr::constant(kWidths[i]), DimExpr::constant(kWidths[i + 1])});
+        const int b = tensor(fc + ".bias", TensorRole::Parameter, {DimExpr::constant(kWidths[i + 1])});
+        const int h = tensor(fc + "_out", TensorRole::Activation, {batch, DimExpr::constant(kWidths[i + 1])});
+        node("Gemm", fc, {x, w, b}, h);
+        m.layers.back().params = kWidths[i] * kWidths[i + 1] + kWidths[i + 1];
+        x = h;
+        if (i < 2) {
+            const int r = tensor("relu" + std::to_string(i) + "_out", TensorRole::Activation,
+                                 {batch, DimExpr::constant(kWidths[i + 1])});
+            node("Relu", "relu" + std::to_string(i), {x}, r);
+            x = r;
+        }
+    }
+    m.tensors[size_t(x)].isGraphOutput = true;
+    m.outputs.push_back(x);
+    m.layers[0].params = P;
+    m.layers[0].firstNode = 0;
+    m.layers[0].lastNode = int(m.nodes.size()) - 1;
+    m.params.trainable = P;
+    m.params.trainableBytes = 4 * P;
+    return m;
+}
+
+Config config(Strategy s, int gpus, int64_t batch, DtypePolicy dtype = DtypePolicy::FP32)
+{
+    Config c;
+    c.symbols = {batch};
+    c.strategy = s;
+    c.gpus = gpus;
+    c.dtype = dtype;
+    c.optimizer = Optimizer::Adam;
+    c.allocator = AllocatorMode::Exact;
+    c.gpu.capacity = int64_t(24) << 30;
+    return c;
+}
+
+Evaluation single(const Model& m, int64_t batch, DtypePolicy dtype = DtypePolicy::FP32)
+{
+    return evaluate(m, config(Strategy::Single, 1, batch, dtype));
+}
+
+} // namespace
+
+class TestMultiGpu : public QObject
+{
+    Q_OBJECT
+private slots:
+    void batches_data()
+    {
+        QTest::addColumn<int>("strategy");
+        QTest::addColumn<int>("gpus");
+        QTest::addColumn<qint64>("batch");
+        QTest::addColumn<qint64>("gpu0");
+        QTest::addColumn<QList<qint64>>("expected");
+        const int dp = int(Strategy::DP), bal = int(Strategy::BalancedDP), ddp = int(Strategy::DDP);
+        QTest::newRow("dp: torch.chunk 10/4") << dp << 4 << qint64(10) << qint64(-1) << QList<qint64>{3, 3, 3, 1};
+        QTest::newRow("dp: fewer chunks than GPUs") << dp << 4 << qint64(3) << qint64(-1) << QList<qint64>{1, 1, 1, 0};
+        QTest::newRow("balanced: 10/3, GPU 0 gets 2") << bal << 3 << qint64(10) << qint64(2) << QList<qint64>{2, 4, 4};
+        QTest::newRow("balanced: remainder to GPU 1") << bal << 3 << qint64(11) << qint64(2) << QList<qint64>{2, 5, 4};
+        QTest::newRow("balanced: GPU 0 idle") << bal << 3 << qint64(8) << qint64(0) << QList<qint64>{0, 4, 4};
+        QTest::newRow("balanced: large b0 falls back to scatter")
+            << bal << 3 << qint64(11) << qint64(5) << QList<qint64>{4, 4, 3};
+        QTest::newRow("ddp: ceil(B/N) each") << ddp << 4 << qint64(10) << qint64(-1) << QList<qint64>{3, 3, 3, 3};
+    }
+    void batches()
+    {
+        QFETCH(int, strategy);
+        QFETCH(int, gpus);
+        QFETCH(qint64, batch);
+        QFETCH(qint64, gpu0);
+        QFETCH(QList<qint64>, expected);
+        const auto got = perGpuBatches(Strategy(strategy), gpus, batch, gpu0);
+        QCOMPARE(QList<qint64>(got.begin(), got.end()), expected);
+    }
+
+    void singleIsEvaluate()
+    {
+        const Model m = mlp();
+        const Evaluation ev = single(m, 8);
+        const ClusterEvaluation cl = evaluateCluster(m, config(Strategy::Single, 1, 8));
+        QCOMPARE(cl.gpus.size(), size_t(1));
+        QCOMPARE(cl.gpus[0].peak, ev.memory.peak);
+        QCOMPARE(cl.gpus[0].weights, ev.memory.weights);
+        QCOMPARE(cl.gpus[0].gradients, ev.memory.gradients);
+        QCOMPARE(cl.gpus[0].optimizer, ev.memory.optimizer + ev.memory.masterWeights);
+    }
+
+    // DDP: full replicas at B/N plus two 25 MiB buckets (capped at the gradient size: this model has only
+    // 4P = 5.0 MiB of gradients, so the bucket holds all of them).
+    void ddp()
+    {
+        const Model m = mlp();
+        const ClusterEvaluation cl = evaluateCluster(m, config(Strategy::DDP, 2, 8));
+        const Evaluation ev = single(m, 4);
+        QCOMPARE(cl.gpus.size(), size_t(2));
+        for (const GpuShare& g : cl.gpus) {
+            QCOMPARE(g.batch, qint64(4));
+            QCOMPARE(g.weights, 4 * P);
+            QCOMPARE(g.gradients, 4 * P);
+            QCOMPARE(g.optimizer, 8 * P);
+            QCOMPARE(g.communication, 4 * P);
+            QCOMPARE(g.peak, ev.memory.peak + 4 * P); // buckets live for the whole step
+        }
+    }
+
+    // ZeRO with mixed-precision Adam (fp16 params and grads, fp32 master + m + v: 2 + 2 + 12 bytes per
+    // parameter) on N = 4 GPUs. Stage 1: optimizer states and master shard; stage 2: + gradients;
+    // stage 3: + parameters. DeepSpeed also casts each rank's gradient partition to fp32 for the step (4/N).
+    void zeroModelStates_data()
+    {
+        QTest::addColumn<int>("strategy");
+        QTest::addColumn<qint64>("weights");
+        QTest::addColumn<qint64>("gradients");
+        QTest::addColumn<qint64>("optimizer");
+        QTest::addColumn<qint64>("paper");    // ZeRO paper (Rajbhandari et al. 2020), K = 12
+        QTest::addColumn<qint64>("deepspeed"); // stage_1_and_2.estimate_zero2_model_states_mem_needs
+        constexpr qint64 N = 4;
+        QTest::newRow("zero1") << int(Strategy::ZeRO1) << 2 * P << 2 * P + 4 * P / N << 12 * P / N
+                               << 4 * P + 12 * P / N << 4 * P + 16 * P / N;
+        QTest::newRow("zero2") << int(Strategy::ZeRO2) << 2 * P << 2 * P / N + 4 * P / N << 12 * P / N
+                               << 2 * P + 14 * P / N << 2 * P + 18 * P / N;
+        QTest::newRow("zero3") << int(Strategy::ZeRO3) << 2 * P / N << 2 * P / N + 4 * P / N << 12 * P / N
+                               << 16 * P / N << 20 * P / N;
+    }
+    void zeroModelStates()
+    {
+        QFETCH(int, strategy);
+        QFETCH(qint64, weights);
+        QFETCH(qint64, gradients);
+        QFETCH(qint64, optimizer);
+        QFETCH(qint64, paper);
+        QFETCH(qint64, deepspeed);
+        const Model m = mlp();
+        const ClusterEvaluation cl = evaluateCluster(m, config(Strategy(strategy), 4, 8, DtypePolicy::MixedFP16));
+        QCOMPARE(cl.gpus.size(), size_t(4));
+        const GpuShare& g = cl.gpus[3];
+        QCOMPARE(g.batch, qint64(2));
+        QCOMPARE(g.weights, weights);
+        QCOMPARE(g.gradients, gradients);
+        QCOMPARE(g.optimizer, optimizer);
+        const int64_t fp32GradPartition = 4 * P / 4;
+        QCOMPARE(g.weights + g.gradients + g.optimizer, deepspeed);
+        QCOMPARE(g.weights + g.gradients - fp32GradPartition + g.optimizer, paper);
+    }
+
+    // Stage 3 gathers the two largest layers (fc0, fc1 at fp16) and holds fc0's full fp16 gradient.
+    void zero3Gathered()
+    {
+        const Model m = mlp();
+        const ClusterEvaluation cl = evaluateCluster(m, config(Strategy::ZeRO3, 4, 8, DtypePolicy::MixedFP16));
+        QCOMPARE(cl.gpus[0].communication, 2 * (kFc0 + kFc1) + 2 * kFc0);
+        const ClusterEvaluation fsdp = evaluateCluster(m, config(Strategy::FSDP, 4, 8, DtypePolicy::MixedFP16));
+        QCOMPARE(fsdp.gpus[0].weights, cl.gpus[0].weights);
+    }
+
+    // DeepSpeed's ZeRO-2 offload estimate keeps 2P on the GPU; the rest is host memory.
+    void offload()
+    {
+        const Model m = mlp();
+        Config c = config(Strategy::ZeRO2, 4, 8, DtypePolicy::MixedFP16);
+        c.offload = true;
+        const ClusterEvaluation cl = evaluateCluster(m, c);
+        const GpuShare& g = cl.gpus[0];
+        QCOMPARE(g.weights + g.gradients + g.optimizer, 2 * P);
+        QCOMPARE(g.cpuBytes, 12 * P / 4 + 2 * P / 4 + 4 * P / 4);
+        const ClusterEvaluation on = evaluateCluster(m, config(Strategy::ZeRO2, 4, 8, DtypePolicy::MixedFP16));
+        QVERIFY(g.peak < on.gpus[0].peak);
+    }
+
+    // DataParallel: GPU 0 holds the optimizer, gathers all outputs (8 x 16 fp32) and computes the loss on
+    // the full batch; GPU 1 holds a weight copy and its gradients only.
+    void dataParallel()
+    {
+        const Model m = mlp();
+        const ClusterEvaluation cl = evaluateCluster(m, config(Strategy::DP, 2, 8));
+        QCOMPARE(cl.gpus.size(), size_t(2));
+        const GpuShare &g0 = cl.gpus[0], &g1 = cl.gpus[1];
+        QCOMPARE(g0.batch, qint64(4));
+        QCOMPARE(g1.batch, qint64(4));
+        QCOMPARE(g0.optimizer, 8 * P);
+        QCOMPARE(g1.optimizer, qint64(0));
+        QCOMPARE(g0.weights, 4 * P);
+        QCOMPARE(g1.weights, 4 * P);
+        QCOMPARE(g0.communication, qint64(8 * 16 * 4));
+        QVERIFY(g0.peak > g1.peak);
+        QCOMPARE(cl.heaviest, 0);
+        QVERIFY(!cl.notes.empty());
+    }
+
+    // A small GPU-0 batch evens the GPUs; the automatic choice is at least as even as plain DP.
+    void balancedDataParallel()
+    {
+        const Model m = mlp();
+        // Without optimizer states the GPUs differ by activations only: make them matter.
+        Config c = config(Strategy::DP, 2, 512);
+        c.optimizer = Optimizer::SGD;
+        const ClusterEvaluation dp = evaluateCluster(m, c);
+        c.strategy = Strategy::BalancedDP;
+        c.gpu0Batch = -1;
+        const ClusterEvaluation bal = evaluateCluster(m, c);
+        const auto spread = [](const ClusterEvaluation& e) {
+            return std::abs(e.gpus[0].needed - e.gpus[1].needed);
+        };
+        QVERIFY(bal.gpus[0].batch < dp.gpus[0].batch);
+        QCOMPARE(bal.gpus[0].batch + bal.gpus[1].batch, qint64(512));
+        QVERIFY(spread(bal) <= spread(dp));
+        QVERIFY(std::max(bal.gpus[0].needed, bal.gpus[1].needed) <= std::max(dp.gpus[0].needed, dp.gpus[1].needed));
+        c.gpu0Batch = bal.gpus[0].batch;
+        const ClusterEvaluation fixed = evaluateCluster(m, c);
+        QCOMPARE(fixed.gpus[0].needed, bal.gpus[0].needed);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMultiGpu)
+#include "tst_multigpu.moc"
