@@ -4,6 +4,7 @@
 #include "headroom/shapes.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct Breakdown {
     int64_t peak = 0;              // max of the allocated timeline (not workspace/context)
     int64_t reservedPeak = 0;      // peak under the allocator model
     int64_t classicEstimate = 0;   // params * n + batch * sum(outputs) * 2 (the seed rule)
+    // Added by the engine (issue 3):
+    int64_t input = 0;             // the model input batch (in the timeline and the peak; Category::Input)
+    int64_t lossBytes = 0;         // loss-side tensors at the peak (log-probabilities, output gradient)
+    int64_t autocastCopies = 0;    // the part of `weights` that is autocast's cached 16-bit weight copies
+    int64_t activationsTransient = 0; // activationsPeak - saved activations live at the peak
+    int64_t microBatch = 0;        // batch the activations are computed at (ceil(batch / accumulate))
 };
 
 enum class Phase : uint8_t { Forward, Loss, Backward, Optimizer, Recompute };
@@ -81,6 +88,22 @@ struct Evaluation {
 // The pure function behind every figure: one configuration on one GPU (per-GPU batch, no strategy).
 Evaluation evaluate(const Model& model, const Config& config);
 
+// What does not depend on the symbol values, the dtype or the optimizer, computed once per model (and
+// per set of frozen patterns): storage aliasing of views, requires-grad, fused decompositions
+// (LayerNorm, GELU, SiLU), saved-for-backward lists. Slider ticks call evaluate(plan, config).
+// The plan refers to `model`, which must outlive it. A plan whose freeze patterns differ from
+// config.freeze is rebuilt inside evaluate (correct, just slower).
+struct PlanData;
+struct EnginePlan {
+    const Model* model = nullptr;
+    std::shared_ptr<const PlanData> data;
+};
+EnginePlan makePlan(const Model& model, const std::vector<std::string>& freeze = {});
+Evaluation evaluate(const EnginePlan& plan, const Config& config);
+// Same as evaluate() but skips what a search does not need (events, culprits, the inplace comparison,
+// per-node costs). Used by maxBatch and checkpointCurve.
+Evaluation evaluateLight(const EnginePlan& plan, const Config& config);
+
 // Peak + recompute against checkpoint segments k = 1..maxK, and the best k (lowest peak; ties: fewer k).
 struct CheckpointPoint { int k = 1; int64_t peak = 0; int64_t recomputeMacs = 0; };
 std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK);
@@ -99,6 +122,14 @@ struct Fit {
 Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation);
 // Largest batch (global) whose need <= capacity - margin; 0 if none; searches the fitted functions.
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit = 1 << 20);
+int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);
+// Bytes the GPU needs (peak or reserved per config.allocator, + context + workspace).
+int64_t neededBytes(const Config& config, const Evaluation& evaluation);
+
+// Optimizer state bytes for one trainable tensor of `dims` (fp32 states; Adafactor factors matrices
+// into rows + columns), and the per-parameter figure of DESIGN.md's table for elementwise optimizers.
+int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims);
+double optimizerBytesPerParam(const Config& config) noexcept;
 
 // The seed rule, for comparison in every output.
 int64_t classicEstimate(const Model& model, const Config& config, const ShapeTable& shapes);

@@ -1,0 +1,118 @@
+#pragma once
+// Private to the memory engine: the per-model plan that evaluate() reuses on every slider tick.
+#include "headroom/engine.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace headroom {
+
+// One thing a unit keeps for backward.
+struct SavedItem {
+    enum class Kind : uint8_t {
+        Storage, // a tensor's storage (views resolved to their root; shared storages count once)
+        Copy,    // a contiguous copy of a non-contiguous view, made by the kernel (matmul/conv) and saved
+        Extra,   // per-unit tensors autograd creates: statistics, indices, masks, RNN gates
+    };
+    Kind kind = Kind::Storage;
+    int tensor = -1;        // Storage: root tensor; Copy: the view tensor; Extra: the tensor sizing it
+    // Extra size = elements(tensor or dims [dimBegin, dimEnd) of it) * num / den * elemBytes
+    int64_t num = 1, den = 1;
+    int dimBegin = -1, dimEnd = -1;
+    int elemBytes = 0;      // 0: the activation element size of `tensor` under the policy
+    bool fp32Stat = false;  // statistics stay fp32 under every policy
+};
+
+enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu };
+
+// An op as autograd sees it: a single ONNX node, or a recognised decomposition (LayerNorm written
+// with ReduceMean/Sub/Pow/Sqrt/Div, GELU with Erf, SiLU with Sigmoid*x) that PyTorch runs as one op.
+struct Unit {
+    UnitKind kind = UnitKind::Op;
+    int head = -1;                 // node whose position the unit takes in topological order
+    std::vector<int> nodes;        // member nodes (head last)
+    std::vector<int> inputs;       // external input tensors (distinct, omitted ones dropped)
+    std::vector<int> outputs;      // output tensors (head's outputs)
+    std::vector<SavedItem> saved;  // what backward needs
+    bool isView = false;           // outputs alias input 0's storage (no allocation)
+    bool viewInInference = false;  // Dropout: identity at inference
+    bool passGrad = false;         // backward hands the output gradient to same-sized inputs as is
+    bool inplaceable = false;      // activation that can write into its input (config.inplace)
+    bool inplaceSavesResult = false; // inplace form saves its result (hardtanh_, ...)
+    bool differentiable = true;
+    bool conservative = false;     // no rule known: saved inputs and outputs
+    int macTensor = -1;            // output whose elements times macPerElem gives forward MACs
+    int64_t macPerElem = 0;
+    int macDimTensor = -1, macDim = -1; // or: a symbolic reduction dim (MatMul K)
+};
+
+struct PlanData {
+    const Model* model = nullptr;
+    std::vector<std::string> freeze;
+    std::vector<Unit> units;             // in topological order of their heads
+    std::vector<int> unitOfNode;         // -1: static node (depends on no graph input)
+    // per tensor
+    std::vector<uint8_t> dynamic;        // depends on a graph input (activations that exist at run time)
+    std::vector<uint8_t> reqGrad;        // requires grad
+    std::vector<uint8_t> getsGrad;       // requires grad and lies on a path to the loss output
+    std::vector<uint8_t> frozen;         // parameter matched by a freeze pattern
+    std::vector<uint8_t> virtualOut;     // inner tensor of a fused unit: never materialised
+    std::vector<uint8_t> amp16;          // under autocast this activation is 16-bit
+    std::vector<int> root;               // storage root (views resolved)
+    std::vector<uint8_t> nonContig;      // a non-contiguous view
+    std::vector<std::vector<int>> paramSources; // static float tensor -> trainable params it derives from
+    std::vector<std::vector<int>> consumerUnits; // dynamic tensor -> units consuming it (ascending)
+    std::vector<int> trainable;          // parameter tensors (deduplicated, aliases resolved)
+    std::vector<int> buffers;            // buffer tensors
+    std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
+    int lossTensor = -1;                 // the first graph output
+    std::vector<std::string> warnings;
+};
+
+PlanData buildPlan(const Model& model, const std::vector<std::string>& freeze);
+// Saved-for-backward rules (saved_rules.cpp): fills unit.saved and the unit flags for a single node.
+void applyOpRule(const Model& model, const PlanData& plan, Unit& unit);
+bool isViewOp(const std::string& op) noexcept;
+bool globMatch(std::string_view pattern, std::string_view text) noexcept;
+
+// Element sizes under the dtype policy (dtype_policy.cpp).
+int64_t activationBytes(const Config& config, const PlanData& plan, int tensor, int64_t numel);
+int64_t paramBytes(const Config& config, DType dt, int64_t numel);
+int64_t bufferBytes(const Config& config, DType dt, int64_t numel);
+int gradElemBytes(const Config& config) noexcept;
+bool policyIsInference(const Config& config) noexcept;
+
+// The simulated iteration (timeline.cpp).
+struct SimOptions {
+    bool events = true;
+    bool inplace = false;
+    std::vector<int> segmentOfUnit; // checkpoint segment per unit (empty: off)
+    int segments = 0;
+};
+struct SimResult {
+    std::vector<TimelinePoint> timeline;
+    std::vector<AllocEvent> events;
+    int peakStep = -1;
+    int64_t peak = 0;
+    std::vector<int> peakLive;           // tensors
+    int64_t peakActivations = 0, peakSaved = 0, peakLoss = 0;
+    int64_t recomputeMacs = 0;
+};
+struct Sizes {
+    std::vector<int64_t> act;   // per tensor: activation bytes under the policy (0 when unknown)
+    std::vector<int64_t> numel;
+    int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
+    std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes
+};
+SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                   const SimOptions& options);
+int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTable& shapes,
+                       const Sizes& sizes, const SavedItem& item);
+
+// Checkpoint segments (checkpoint.cpp): segment index per unit for k segments.
+std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,
+                                    const Sizes& sizes, int k);
+int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes);
+
+} // namespace headroom

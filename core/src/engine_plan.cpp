@@ -1,0 +1,482 @@
+// The per-model plan: everything evaluate() needs that does not change with the symbol values, the
+// dtype policy or the optimizer. Built once per model (and per set of freeze patterns).
+#include "engine_internal.h"
+
+#include <algorithm>
+#include <map>
+
+namespace headroom {
+
+namespace {
+
+bool floatish(const Tensor& t) noexcept
+{
+    return t.dtype == DType::Undefined || isFloating(t.dtype);
+}
+
+// Autocast's op classes (torch/csrc/autograd/autocast_mode.cpp): lower_precision_fp ops produce 16-bit
+// outputs, fp32 ops produce fp32, everything else follows its inputs.
+bool ampLowOp(const std::string& op)
+{
+    return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm" || op == "Einsum" ||
+        op == "LSTM" || op == "GRU" || op == "RNN";
+}
+bool ampFp32Op(const std::string& op)
+{
+    return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "GroupNormalization" ||
+        op == "InstanceNormalization" || op.starts_with("Reduce") || op == "Exp" || op == "Log" || op == "Pow" ||
+        op == "Sqrt" || op == "Reciprocal" || op == "Softplus" || op == "CumSum" || op == "LpNormalization" ||
+        op == "Sum" || op == "Cosh" || op == "Sinh" || op == "Tan" || op == "Acos" || op == "Asin";
+}
+
+struct Builder {
+    const Model& m;
+    PlanData& p;
+    std::vector<std::vector<int>> tensorConsumers; // node consumers (from the model)
+    std::vector<uint8_t> claimed;                  // node already in a fused unit
+
+    int producer(int t) const { return t < 0 ? -1 : m.tensors[static_cast<size_t>(t)].producer; }
+    const Node& node(int n) const { return m.nodes[static_cast<size_t>(n)]; }
+    const std::vector<int>& consumers(int t) const { return m.tensors[static_cast<size_t>(t)].consumers; }
+    bool isStatic(int t) const { return t >= 0 && !p.dynamic[static_cast<size_t>(t)]; }
+    // the single consumer of t, or -1
+    int only(int t) const
+    {
+        if (t < 0)
+            return -1;
+        const auto& c = consumers(t);
+        return c.size() == 1 && !m.tensors[static_cast<size_t>(t)].isGraphOutput ? c[0] : -1;
+    }
+    bool usable(int n, const char* op) const
+    {
+        return n >= 0 && !claimed[static_cast<size_t>(n)] && node(n).op == op && p.unitOfNode[static_cast<size_t>(n)] != -2;
+    }
+    int other(int n, int t) const
+    {
+        const Node& nd = node(n);
+        if (nd.inputs.size() != 2)
+            return -1;
+        return nd.inputs[0] == t ? nd.inputs[1] : nd.inputs[1] == t ? nd.inputs[0] : -1;
+    }
+    int out(int n) const { return node(n).outputs.empty() ? -1 : node(n).outputs[0]; }
+
+    void addFused(UnitKind kind, std::vector<int> nodes, int x)
+    {
+        std::sort(nodes.begin(), nodes.end());
+        Unit u;
+        u.kind = kind;
+        u.nodes = nodes;
+        u.head = nodes.back();
+        for (int n : nodes)
+            claimed[static_cast<size_t>(n)] = 1;
+        for (int n : nodes) {
+            for (int t : node(n).inputs) {
+                if (t < 0 || std::find(u.inputs.begin(), u.inputs.end(), t) != u.inputs.end())
+                    continue;
+                const int pr = producer(t);
+                if (pr >= 0 && std::binary_search(nodes.begin(), nodes.end(), pr))
+                    continue;
+                u.inputs.push_back(t);
+            }
+            if (n != u.head)
+                for (int t : node(n).outputs)
+                    if (t >= 0)
+                        p.virtualOut[static_cast<size_t>(t)] = 1;
+        }
+        for (int t : node(u.head).outputs)
+            if (t >= 0)
+                u.outputs.push_back(t);
+        u.saved.push_back({SavedItem::Kind::Storage, x}); // root resolved later
+        p.units.push_back(std::move(u));
+    }
+
+    // x - mean, ^2, mean, + eps, sqrt, divide, (* weight), (+ bias): PyTorch's native_layer_norm, which
+    // keeps its input plus a mean and rstd per row.
+    void tryLayerNorm(int r1)
+    {
+        const Node& n1 = node(r1);
+        if (n1.inputs.empty())
+            return;
+        const int x = n1.inputs[0];
+        const int mean = out(r1);
+        const int sub = only(mean);
+        if (!usable(sub, "Sub") || node(sub).inputs.size() != 2 || node(sub).inputs[0] != x)
+            return;
+        const int d = out(sub);
+        int pw = -1, dv = -1;
+        for (int c : consumers(d)) {
+            if (node(c).op == "Pow")
+                pw = c;
+            else if (node(c).op == "Div")
+                dv = c;
+        }
+        if (consumers(d).size() != 2 || !usable(pw, "Pow") || !usable(dv, "Div"))
+            return;
+        const int r2 = only(out(pw));
+        if (!usable(r2, "ReduceMean"))
+            return;
+        int cur = only(out(r2));
+        std::vector<int> nodes{r1, sub, pw, r2};
+        if (usable(cur, "Add") && isStatic(other(cur, out(r2)))) {
+            nodes.push_back(cur);
+            cur = only(out(cur));
+        }
+        if (!usable(cur, "Sqrt"))
+            return;
+        nodes.push_back(cur);
+        if (only(out(cur)) != dv || node(dv).inputs[0] != d)
+            return;
+        nodes.push_back(dv);
+        int last = dv;
+        int nx = only(out(last));
+        if (usable(nx, "Mul") && isStatic(other(nx, out(last)))) {
+            nodes.push_back(nx);
+            last = nx;
+            nx = only(out(last));
+        }
+        if (usable(nx, "Add") && isStatic(other(nx, out(last)))) {
+            nodes.push_back(nx);
+            last = nx;
+        }
+        addFused(UnitKind::LayerNorm, nodes, x);
+        Unit& u = p.units.back();
+        SavedItem stats{SavedItem::Kind::Extra, mean};
+        stats.num = 2;
+        stats.elemBytes = 4;
+        stats.fp32Stat = true;
+        u.saved.push_back(stats);
+    }
+
+    // x / sqrt(2) (or * 1/sqrt(2)), erf, + 1, * x, * 0.5 in either order: PyTorch's gelu keeps x only.
+    void tryGelu(int e)
+    {
+        const Node& en = node(e);
+        if (en.inputs.empty())
+            return;
+        const int scaled = en.inputs[0];
+        const int v = producer(scaled);
+        if (v < 0 || claimed[static_cast<size_t>(v)] || only(scaled) != e)
+            return;
+        if ((node(v).op != "Div" && node(v).op != "Mul") || node(v).inputs.size() != 2 ||
+            !isStatic(node(v).inputs[1]))
+            return;
+        const int x = node(v).inputs[0];
+        const int a = only(out(e));
+        if (!usable(a, "Add") || !isStatic(other(a, out(e))))
+            return;
+        const int m1 = only(out(a));
+        if (!usable(m1, "Mul"))
+            return;
+        std::vector<int> nodes{v, e, a, m1};
+        const int t = other(m1, out(a));
+        if (t != x) {
+            const int h = producer(t);
+            if (h < 0 || claimed[static_cast<size_t>(h)] || node(h).op != "Mul" || only(t) != m1 ||
+                other(h, x) < 0 || !isStatic(other(h, x)))
+                return;
+            nodes.push_back(h);
+        } else {
+            const int m2 = only(out(m1));
+            if (usable(m2, "Mul") && isStatic(other(m2, out(m1))))
+                nodes.push_back(m2);
+        }
+        addFused(UnitKind::Gelu, nodes, x);
+    }
+
+    // x * sigmoid(x): nn.SiLU keeps x only.
+    void trySilu(int s)
+    {
+        const Node& sn = node(s);
+        if (sn.inputs.empty())
+            return;
+        const int x = sn.inputs[0];
+        const int mul = only(out(s));
+        if (!usable(mul, "Mul") || other(mul, out(s)) != x)
+            return;
+        addFused(UnitKind::Silu, {s, mul}, x);
+    }
+};
+
+bool frozenBy(const Model& m, int t, const std::vector<std::string>& freeze)
+{
+    if (freeze.empty())
+        return false;
+    const Tensor& tensor = m.tensors[static_cast<size_t>(t)];
+    std::vector<std::string> names{tensor.name};
+    for (int c : tensor.consumers) {
+        const Node& n = m.nodes[static_cast<size_t>(c)];
+        if (n.layer > 0 && static_cast<size_t>(n.layer) < m.layers.size()) {
+            // the layer path and every ancestor, so "layer1" freezes layer1's subtree
+            for (int l = n.layer; l > 0; l = m.layers[static_cast<size_t>(l)].parent)
+                names.push_back(m.layers[static_cast<size_t>(l)].path);
+        }
+        names.push_back(m.nodePath(c));
+    }
+    for (const std::string& pat : freeze)
+        for (const std::string& nm : names)
+            if (globMatch(pat, nm))
+                return true;
+    return false;
+}
+
+} // namespace
+
+PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
+{
+    PlanData p;
+    p.model = &m;
+    p.freeze = freeze;
+    const size_t nT = m.tensors.size(), nN = m.nodes.size();
+    p.dynamic.assign(nT, 0);
+    p.reqGrad.assign(nT, 0);
+    p.getsGrad.assign(nT, 0);
+    p.frozen.assign(nT, 0);
+    p.virtualOut.assign(nT, 0);
+    p.amp16.assign(nT, 0);
+    p.nonContig.assign(nT, 0);
+    p.root.resize(nT);
+    p.paramSources.assign(nT, {});
+    p.consumerUnits.assign(nT, {});
+    p.unitOfNode.assign(nN, -1);
+    for (size_t t = 0; t < nT; ++t)
+        p.root[t] = static_cast<int>(t);
+
+    for (int t : m.inputs)
+        p.dynamic[static_cast<size_t>(t)] = 1;
+    // Parameters and buffers (aliases resolved: a stored tensor referenced through Identity counts once).
+    for (size_t t = 0; t < nT; ++t) {
+        const Tensor& tensor = m.tensors[t];
+        if (tensor.aliasOf >= 0 || tensor.producer >= 0)
+            continue;
+        if (tensor.role == TensorRole::Parameter) {
+            p.trainable.push_back(static_cast<int>(t));
+            p.frozen[t] = frozenBy(m, static_cast<int>(t), freeze) ? 1 : 0;
+            if (!p.frozen[t]) {
+                p.reqGrad[t] = 1;
+                p.paramSources[t] = {static_cast<int>(t)};
+            }
+        } else if (tensor.role == TensorRole::Buffer) {
+            p.buffers.push_back(static_cast<int>(t));
+        }
+    }
+    for (size_t t = 0; t < nT; ++t) {
+        const int a = m.tensors[t].aliasOf;
+        if (a >= 0 && static_cast<size_t>(a) < nT) {
+            p.reqGrad[t] = p.reqGrad[static_cast<size_t>(a)];
+            p.paramSources[t] = p.paramSources[static_cast<size_t>(a)];
+        }
+    }
+    // Dynamic-ness, requires-grad and the parameters behind weight-side (static) tensors, in topological order.
+    static const std::vector<std::string> noGrad{"Shape", "Size", "Range", "ConstantOfShape", "Constant",
+        "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not", "IsNaN",
+        "IsInf", "ArgMax", "ArgMin", "NonZero", "OneHot", "EyeLike", "Floor", "Ceil", "Sign", "Round"};
+    for (size_t n = 0; n < nN; ++n) {
+        const Node& nd = m.nodes[n];
+        bool dyn = false, rg = false;
+        std::vector<int> sources;
+        for (int t : nd.inputs) {
+            if (t < 0)
+                continue;
+            dyn = dyn || p.dynamic[static_cast<size_t>(t)];
+            rg = rg || p.reqGrad[static_cast<size_t>(t)];
+            for (int s : p.paramSources[static_cast<size_t>(t)])
+                if (std::find(sources.begin(), sources.end(), s) == sources.end())
+                    sources.push_back(s);
+        }
+        const bool diff = std::find(noGrad.begin(), noGrad.end(), nd.op) == noGrad.end();
+        for (int t : nd.outputs) {
+            if (t < 0)
+                continue;
+            p.dynamic[static_cast<size_t>(t)] = dyn;
+            const bool f = floatish(m.tensors[static_cast<size_t>(t)]);
+            p.reqGrad[static_cast<size_t>(t)] = rg && diff && f;
+            if (!dyn && rg && diff && f)
+                p.paramSources[static_cast<size_t>(t)] = sources;
+        }
+        if (!dyn)
+            p.unitOfNode[n] = -1;
+    }
+
+    // Units: recognised decompositions first, then one unit per remaining dynamic node.
+    Builder b{m, p, {}, std::vector<uint8_t>(nN, 0)};
+    for (size_t n = 0; n < nN; ++n) {
+        const Node& nd = m.nodes[n];
+        bool dyn = false;
+        for (int t : nd.outputs)
+            dyn = dyn || (t >= 0 && p.dynamic[static_cast<size_t>(t)]);
+        if (!dyn || b.claimed[n])
+            continue;
+        if (nd.op == "ReduceMean")
+            b.tryLayerNorm(static_cast<int>(n));
+        else if (nd.op == "Erf")
+            b.tryGelu(static_cast<int>(n));
+        else if (nd.op == "Sigmoid")
+            b.trySilu(static_cast<int>(n));
+    }
+    for (size_t n = 0; n < nN; ++n) {
+        const Node& nd = m.nodes[n];
+        bool dyn = false;
+        for (int t : nd.outputs)
+            dyn = dyn || (t >= 0 && p.dynamic[static_cast<size_t>(t)]);
+        if (!dyn || b.claimed[n])
+            continue;
+        Unit u;
+        u.head = static_cast<int>(n);
+        u.nodes = {static_cast<int>(n)};
+        for (int t : nd.inputs)
+            if (t >= 0 && std::find(u.inputs.begin(), u.inputs.end(), t) == u.inputs.end())
+                u.inputs.push_back(t);
+        for (int t : nd.outputs)
+            if (t >= 0)
+                u.outputs.push_back(t);
+        p.units.push_back(std::move(u));
+    }
+    std::sort(p.units.begin(), p.units.end(), [](const Unit& a, const Unit& c) { return a.head < c.head; });
+    for (size_t u = 0; u < p.units.size(); ++u)
+        for (int n : p.units[u].nodes)
+            p.unitOfNode[static_cast<size_t>(n)] = static_cast<int>(u);
+
+    // Storage roots and contiguity, in order (a unit's inputs are resolved before it).
+    // nonContig: 1 strided (Split/Slice/Expand), 2 permuted (Transpose): reshaping a permuted view copies.
+    std::map<std::string, int> unknownOps;
+    std::map<std::string, std::string> unknownFirst;
+    for (Unit& u : p.units) {
+        const Node& nd = m.nodes[static_cast<size_t>(u.head)];
+        if (u.kind == UnitKind::Op) {
+            applyOpRule(m, p, u);
+            if (u.conservative) {
+                ++unknownOps[nd.op];
+                if (!unknownFirst.count(nd.op))
+                    unknownFirst[nd.op] = m.nodePath(u.head);
+            }
+        } else {
+            // fused units: keep x only if something upstream requires grad
+            bool anyRg = false;
+            for (int t : u.inputs)
+                anyRg = anyRg || p.reqGrad[static_cast<size_t>(t)];
+            if (!anyRg)
+                u.saved.clear();
+            if (u.kind == UnitKind::Gelu || u.kind == UnitKind::Silu)
+                u.inplaceable = false;
+        }
+        const int x = nd.inputs.empty() ? -1 : nd.inputs[0];
+        if (u.isView && x >= 0 && p.dynamic[static_cast<size_t>(x)]) {
+            const uint8_t inKind = p.nonContig[static_cast<size_t>(x)];
+            uint8_t kind = inKind;
+            bool copies = false;
+            if (nd.op == "Transpose") {
+                const auto perm = nd.attrInts("perm");
+                bool identity = !perm.empty();
+                for (size_t i = 0; i < perm.size(); ++i)
+                    identity = identity && perm[i] == static_cast<int64_t>(i);
+                if (!identity)
+                    kind = 2;
+            } else if (nd.op == "Split") {
+                if (nd.attrInt("axis", 0) != 0)
+                    kind = std::max<uint8_t>(kind, 1);
+            } else if (nd.op == "Slice" || nd.op == "Expand") {
+                kind = std::max<uint8_t>(kind, 1);
+            } else if ((nd.op == "Reshape" || nd.op == "Flatten") && inKind == 2) {
+                copies = true; // torch.reshape of a permuted view materialises a contiguous copy
+            }
+            if (copies) {
+                u.isView = false;
+                u.passGrad = true;
+            } else {
+                for (int t : u.outputs) {
+                    p.root[static_cast<size_t>(t)] = p.root[static_cast<size_t>(x)];
+                    p.nonContig[static_cast<size_t>(t)] = kind;
+                }
+            }
+        }
+        for (SavedItem& s : u.saved)
+            if (s.kind == SavedItem::Kind::Storage && s.tensor >= 0)
+                s.tensor = p.root[static_cast<size_t>(s.tensor)];
+        // Inputs that are views of static tensors are not activations.
+        if (!u.isView && u.kind == UnitKind::Op) {
+            // remove Storage items that point at static tensors (parameters): saving a parameter is free
+            u.saved.erase(std::remove_if(u.saved.begin(), u.saved.end(),
+                                         [&](const SavedItem& s) {
+                                             return s.kind != SavedItem::Kind::Extra &&
+                                                 (s.tensor < 0 || !p.dynamic[static_cast<size_t>(s.tensor)]);
+                                         }),
+                          u.saved.end());
+        }
+        // duplicates inside one unit
+        std::vector<SavedItem> uniq;
+        for (const SavedItem& s : u.saved) {
+            const bool dup = s.kind != SavedItem::Kind::Extra &&
+                std::any_of(uniq.begin(), uniq.end(),
+                            [&](const SavedItem& o) { return o.kind == s.kind && o.tensor == s.tensor; });
+            if (!dup)
+                uniq.push_back(s);
+        }
+        u.saved = std::move(uniq);
+    }
+    for (const auto& [op, count] : unknownOps)
+        p.warnings.push_back("no saved-for-backward rule for " + op + " (" + std::to_string(count) +
+                             " node" + (count > 1 ? "s" : "") + ", first " + unknownFirst[op] +
+                             "): assumed it keeps its inputs and outputs");
+
+    // Consumers by unit, for liveness.
+    for (size_t u = 0; u < p.units.size(); ++u)
+        for (int t : p.units[u].inputs)
+            if (p.dynamic[static_cast<size_t>(t)])
+                p.consumerUnits[static_cast<size_t>(t)].push_back(static_cast<int>(u));
+
+    // Gradients flow from the loss (the first graph output) back through differentiable units.
+    p.lossTensor = m.outputs.empty() ? -1 : m.outputs[0];
+    if (p.lossTensor >= 0 && p.reqGrad[static_cast<size_t>(p.lossTensor)])
+        p.getsGrad[static_cast<size_t>(p.lossTensor)] = 1;
+    for (size_t ui = p.units.size(); ui-- > 0;) {
+        const Unit& u = p.units[ui];
+        bool outGrad = false;
+        for (int t : u.outputs)
+            outGrad = outGrad || p.getsGrad[static_cast<size_t>(t)];
+        if (!outGrad || !u.differentiable)
+            continue;
+        for (int t : u.inputs)
+            if (p.dynamic[static_cast<size_t>(t)] && p.reqGrad[static_cast<size_t>(t)])
+                p.getsGrad[static_cast<size_t>(t)] = 1;
+    }
+
+    // Autocast classes.
+    for (const Unit& u : p.units) {
+        const Node& nd = m.nodes[static_cast<size_t>(u.head)];
+        bool low = false;
+        if (u.kind == UnitKind::LayerNorm) {
+            low = false;
+        } else if (ampLowOp(nd.op)) {
+            low = true;
+            for (int t : u.inputs)
+                if (!p.dynamic[static_cast<size_t>(t)])
+                    for (int s : p.paramSources[static_cast<size_t>(t)])
+                        if (std::find(p.amp16Params.begin(), p.amp16Params.end(), s) == p.amp16Params.end())
+                            p.amp16Params.push_back(s);
+        } else if (!ampFp32Op(nd.op)) {
+            bool any = false, all = true;
+            for (int t : u.inputs) {
+                if (!p.dynamic[static_cast<size_t>(t)] || !floatish(m.tensors[static_cast<size_t>(t)]))
+                    continue;
+                any = true;
+                all = all && p.amp16[static_cast<size_t>(t)];
+            }
+            low = any && all;
+        }
+        if (low)
+            for (int t : u.outputs)
+                p.amp16[static_cast<size_t>(t)] = 1;
+    }
+    // frozen parameters that are not consumed by anything that needs them are still weights
+    return p;
+}
+
+EnginePlan makePlan(const Model& model, const std::vector<std::string>& freeze)
+{
+    EnginePlan plan;
+    plan.model = &model;
+    plan.data = std::make_shared<const PlanData>(buildPlan(model, freeze));
+    return plan;
+}
+
+} // namespace headroom

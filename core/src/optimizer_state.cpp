@@ -1,0 +1,46 @@
+// Optimizer state bytes per trainable parameter, DESIGN.md's table. States are fp32 except under the
+// pure 16-bit policies, where PyTorch creates them like the parameter (zeros_like): 2 bytes.
+#include "engine_internal.h"
+
+#include <cmath>
+
+namespace headroom {
+
+double optimizerBytesPerParam(const Config& config) noexcept
+{
+    const bool pure16 = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16;
+    const double scale = pure16 ? 0.5 : 1.0;
+    switch (config.optimizer) {
+    case Optimizer::SGD: return 0;
+    case Optimizer::Momentum: return 4 * scale;
+    case Optimizer::Adam: case Optimizer::AdamW: return 8 * scale;
+    case Optimizer::Adagrad: return 4 * scale;
+    case Optimizer::RMSprop:
+        return (4 + (config.rmspropMomentum ? 4 : 0) + (config.rmspropCentered ? 4 : 0)) * scale;
+    case Optimizer::Adadelta: return 8 * scale;
+    case Optimizer::Lion: return 4 * scale;
+    case Optimizer::LAMB: return 8 * scale;
+    case Optimizer::Adam8bit: return 2; // two 8-bit moments (block-wise scales are negligible)
+    case Optimizer::Adafactor: return 4 * scale; // unfactored tensors; matrices: see optimizerStateBytes
+    case Optimizer::Custom: return config.customOptimizerBytes;
+    }
+    return 0;
+}
+
+int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims)
+{
+    int64_t numel = 1;
+    for (int64_t d : dims)
+        numel = checkedMul(numel, std::max<int64_t>(d, 0)).value_or(0);
+    if (config.optimizer == Optimizer::Adafactor && dims.size() >= 2) {
+        // factored second moment: one row and one column accumulator per matrix (the last two dims;
+        // leading dims are batched matrices), no first moment (beta1 = None, the default)
+        const int64_t rows = dims[dims.size() - 2], cols = dims.back();
+        const int64_t batch = rows * cols > 0 ? numel / (rows * cols) : 0;
+        const double elem = optimizerBytesPerParam(config);
+        return static_cast<int64_t>(std::llround(static_cast<double>(batch * (rows + cols)) * elem));
+    }
+    return static_cast<int64_t>(std::llround(static_cast<double>(numel) * optimizerBytesPerParam(config)));
+}
+
+} // namespace headroom

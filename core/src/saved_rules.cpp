@@ -1,0 +1,304 @@
+// Saved-for-backward rules, one per ONNX op, derived from PyTorch's tools/autograd/derivatives.yaml:
+// an op keeps whatever its backward formula references (`self`, `other`, `result`, indices, masks,
+// statistics). Only what an input that requires grad needs is kept (mul keeps `other` for self's
+// gradient and `self` for other's), so frozen layers and integer inputs save less, as in autograd.
+#include "engine_internal.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace headroom {
+
+namespace {
+
+using K = SavedItem::Kind;
+
+bool in(std::string_view op, std::initializer_list<std::string_view> list) noexcept
+{
+    return std::find(list.begin(), list.end(), op) != list.end();
+}
+
+struct Ctx {
+    const Model& model;
+    const PlanData& plan;
+    Unit& unit;
+    const Node& node;
+
+    int input(size_t i) const { return i < node.inputs.size() ? node.inputs[i] : -1; }
+    int output(size_t i) const { return i < node.outputs.size() ? node.outputs[i] : -1; }
+    bool act(int t) const { return t >= 0 && plan.dynamic[static_cast<size_t>(t)]; }
+    bool rg(int t) const { return t >= 0 && plan.reqGrad[static_cast<size_t>(t)]; }
+    bool anyRg() const
+    {
+        return std::any_of(node.inputs.begin(), node.inputs.end(), [&](int t) { return rg(t); });
+    }
+    void storage(int t)
+    {
+        if (act(t))
+            unit.saved.push_back({K::Storage, plan.root[static_cast<size_t>(t)]});
+    }
+    // matmul/conv kernels need contiguous operands: a non-contiguous view is copied and the copy saved.
+    void operand(int t)
+    {
+        if (!act(t))
+            return;
+        if (plan.nonContig[static_cast<size_t>(t)])
+            unit.saved.push_back({K::Copy, t});
+        else
+            storage(t);
+    }
+    void extra(int t, int64_t num, int64_t den, int elemBytes, bool fp32Stat = false, int d0 = -1, int d1 = -1)
+    {
+        if (t < 0)
+            return;
+        SavedItem s{K::Extra, t};
+        s.num = num;
+        s.den = den;
+        s.elemBytes = elemBytes;
+        s.fp32Stat = fp32Stat;
+        s.dimBegin = d0;
+        s.dimEnd = d1;
+        unit.saved.push_back(s);
+    }
+    int64_t constDim(int t, size_t d) const
+    {
+        if (t < 0)
+            return -1;
+        const auto& dims = model.tensors[static_cast<size_t>(t)].shape.dims;
+        if (d >= dims.size())
+            return -1;
+        auto v = dims[d].constantValue();
+        return v ? *v : -1;
+    }
+    size_t rank(int t) const { return t < 0 ? 0 : model.tensors[static_cast<size_t>(t)].shape.dims.size(); }
+};
+
+// Ops whose output aliases input 0's storage in PyTorch (views); ONNX gives them their own tensor.
+constexpr std::array kViewOps{std::string_view("Reshape"), std::string_view("Flatten"),
+    std::string_view("Squeeze"), std::string_view("Unsqueeze"), std::string_view("Transpose"),
+    std::string_view("Identity"), std::string_view("Split"), std::string_view("Slice"),
+    std::string_view("Expand")};
+
+// Elementwise activations whose backward needs `result` (derivatives.yaml: relu, sigmoid, tanh, exp...).
+bool savesResult(std::string_view op)
+{
+    return in(op, {"Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Sqrt", "Reciprocal"});
+}
+// ... and those whose backward needs `self`.
+bool savesSelf(std::string_view op)
+{
+    return in(op, {"Erf", "Log", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+                   "Acosh", "Atanh", "Abs", "Gelu", "LeakyRelu", "Elu", "Selu", "Celu", "Softplus",
+                   "Softsign", "HardSigmoid", "HardSwish", "Mish", "ThresholdedRelu", "Shrink", "Clip",
+                   "GlobalAveragePool", "AveragePool", "ReduceL1", "ReduceSumSquare"});
+}
+// Ops with no gradient (integer/boolean results, shape computations, random generators).
+bool nonDifferentiable(std::string_view op)
+{
+    return in(op, {"Shape", "Size", "Range", "ConstantOfShape", "Constant", "Equal", "Greater", "Less",
+                   "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "ArgMax",
+                   "ArgMin", "NonZero", "OneHot", "EyeLike", "RandomNormal", "RandomUniform",
+                   "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "Floor", "Ceil",
+                   "Sign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                   "ConvInteger", "QLinearConv", "QLinearMatMul", "BitShift", "Mod", "Unique",
+                   "NonMaxSuppression", "StringNormalizer", "TfIdfVectorizer", "Round"});
+}
+// Ops that keep nothing big: linear in their inputs, or reductions/reshapes whose backward needs sizes.
+bool savesNothing(std::string_view op)
+{
+    return in(op, {"Add", "Sub", "Neg", "Concat", "Sum", "Mean", "ReduceSum", "Cast",
+                   "CastLike", "Pad", "Tile", "Resize", "Upsample", "CumSum", "DepthToSpace",
+                   "SpaceToDepth", "Trilu", "ReverseSequence", "Compress"});
+}
+
+} // namespace
+
+bool isViewOp(const std::string& op) noexcept
+{
+    return std::find(kViewOps.begin(), kViewOps.end(), op) != kViewOps.end();
+}
+
+void applyOpRule(const Model& model, const PlanData& plan, Unit& unit)
+{
+    const Node& node = model.nodes[static_cast<size_t>(unit.head)];
+    Ctx c{model, plan, unit, node};
+    const std::string& op = node.op;
+    const int x = c.input(0);
+    const int y = c.output(0);
+
+    if (!node.domain.empty() && node.domain != "ai.onnx" && node.domain != "ai.onnx.ml") {
+        // Custom-domain ops fall through to the conservative rule below.
+    } else if (nonDifferentiable(op)) {
+        unit.differentiable = false;
+        return;
+    }
+    if (isViewOp(op)) {
+        unit.isView = true;
+        unit.passGrad = op != "Split" && op != "Slice" && op != "Expand"; // those allocate input-sized grads
+        return;
+    }
+    if (!c.anyRg())
+        return; // nothing upstream requires grad: autograd records nothing
+
+    if (op == "Conv" || op == "ConvTranspose") {
+        if (c.rg(c.input(1)))
+            c.operand(x);
+        if (c.rg(x))
+            c.operand(c.input(1));
+        int64_t perOut = 1;
+        const int w = c.input(1);
+        for (size_t d = 1; d < c.rank(w); ++d)
+            perOut *= std::max<int64_t>(1, c.constDim(w, d));
+        if (op == "ConvTranspose") // MACs per input element instead; close enough per output
+            perOut = std::max<int64_t>(1, c.constDim(w, 1)) * perOut / std::max<int64_t>(1, c.constDim(w, 1));
+        unit.macTensor = y;
+        unit.macPerElem = perOut;
+    } else if (op == "Gemm") {
+        const int a = x, b = c.input(1);
+        if (c.rg(b))
+            c.operand(a);
+        if (c.rg(a))
+            c.operand(b);
+        const bool transB = node.attrInt("transB", 0) != 0;
+        const int64_t k = c.constDim(b, transB ? 1 : 0);
+        unit.macTensor = y;
+        unit.macPerElem = std::max<int64_t>(1, k);
+    } else if (op == "MatMul" || op == "Einsum") {
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            bool otherNeedsIt = false;
+            for (size_t j = 0; j < node.inputs.size(); ++j)
+                if (j != i && c.rg(node.inputs[j]))
+                    otherNeedsIt = true;
+            if (otherNeedsIt)
+                c.operand(node.inputs[i]);
+        }
+        unit.macTensor = y;
+        if (op == "MatMul" && c.rank(x) >= 1) {
+            unit.macDimTensor = x;
+            unit.macDim = static_cast<int>(c.rank(x)) - 1;
+        }
+    } else if (op == "Mul") {
+        const int a = x, b = c.input(1);
+        if (c.rg(a))
+            c.storage(b);
+        if (c.rg(b))
+            c.storage(a);
+    } else if (op == "Div") {
+        const int a = x, b = c.input(1);
+        if (c.rg(a))
+            c.storage(b);
+        if (c.rg(b)) {
+            c.storage(a);
+            c.storage(b);
+        }
+    } else if (op == "Pow") {
+        c.storage(x);
+        if (c.rg(c.input(1))) {
+            c.storage(c.input(1));
+            c.storage(y);
+        }
+    } else if (op == "Max" || op == "Min") {
+        for (int t : node.inputs)
+            c.storage(t);
+    } else if (op == "PRelu") {
+        c.storage(x);
+    } else if (op == "Where") {
+        c.storage(x); // the boolean condition
+    } else if (op == "Gather" || op == "GatherElements" || op == "GatherND" || op == "ScatterND" ||
+               op == "ScatterElements") {
+        // embedding / index_select / gather backward needs the indices and the sizes only
+        const int idx = op.starts_with("Scatter") ? c.input(1) : c.input(1);
+        c.storage(idx);
+    } else if (op == "MaxPool" || op == "GlobalMaxPool") {
+        c.storage(x);
+        c.extra(y, 1, 1, 8); // int64 indices, output-sized
+    } else if (op == "BatchNormalization") {
+        c.storage(x);
+        c.extra(c.input(1), 2, 1, 4, true); // save_mean, save_invstd per channel
+    } else if (op == "InstanceNormalization") {
+        c.storage(x);
+        c.extra(x, 2, 1, 4, true, 0, 2); // mean, rstd per (N, C)
+    } else if (op == "GroupNormalization") {
+        c.storage(x);
+        c.extra(x, 2 * std::max<int64_t>(1, node.attrInt("num_groups", 1)), 1, 4, true, 0, 1);
+    } else if (op == "LayerNormalization") {
+        c.storage(x);
+        int64_t axis = node.attrInt("axis", -1);
+        const int r = static_cast<int>(c.rank(x));
+        if (axis < 0)
+            axis += r;
+        c.extra(x, 2, 1, 4, true, 0, static_cast<int>(axis)); // mean, rstd per row
+    } else if (op == "ReduceMean") {
+        // torch 1.13's mean.dim backward reads self.numel() / result.numel(), so autograd keeps both
+        // (newer releases keep only sizes); the corpus truth is 1.13
+        c.storage(x);
+        c.storage(y);
+    } else if (op == "LpNormalization" || op == "ReduceL2" || op == "ReduceMax" || op == "ReduceMin" ||
+               op == "ReduceProd" || op == "ReduceLogSumExp" || op == "LpPool") {
+        c.storage(x);
+        c.storage(y);
+    } else if (op == "TopK") {
+        c.storage(c.output(1)); // indices
+    } else if (op == "Dropout") {
+        unit.viewInInference = true;
+        c.extra(y, 1, 1, 1); // the 1-byte mask
+    } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
+        // PyTorch's native RNN (per-time-step cells): the layer input for the precomputed input
+        // projection, then per step and direction: LSTM gates (4H) + hx, cx, tanh(cy) (3H) = 7H;
+        // GRU input and hidden gates (3H + 3H) + new gate, hx - n, hx (3H) = 9H; RNN the hidden state (1H).
+        c.storage(x);
+        const int64_t perStep = op == "LSTM" ? 7 : op == "GRU" ? 9 : 1;
+        const int64_t hidden = std::max<int64_t>(1, node.attrInt("hidden_size", 1));
+        const int64_t dirs = node.attrString("direction", "forward") == "bidirectional" ? 2 : 1;
+        // elements = T * B (dims 0..2 of X) * H * dirs * perStep
+        c.extra(x, hidden * dirs * perStep, 1, 0, false, 0, 2);
+        const int64_t in = std::max<int64_t>(1, c.constDim(x, 2));
+        unit.macTensor = -1;
+        unit.macDimTensor = x;
+        unit.macDim = -2; // LSTM MACs: T*B*dirs*gates*H*(I+H), computed in unitMacs
+        unit.macPerElem = dirs * (op == "LSTM" ? 4 : op == "GRU" ? 3 : 1) * hidden * (in + hidden);
+    } else if (savesResult(op)) {
+        c.storage(y);
+        unit.inplaceable = op == "Relu" || op == "Sigmoid" || op == "Tanh";
+    } else if (savesSelf(op)) {
+        c.storage(x);
+        unit.inplaceable = in(op, {"Clip", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish"});
+        // hardtanh_/elu_ (inplace) keep the result instead of self
+        unit.inplaceSavesResult = unit.inplaceable;
+    } else if (savesNothing(op)) {
+        unit.passGrad = op == "Add" || op == "Sum" || op == "Cast" || op == "Concat";
+    } else {
+        unit.conservative = true;
+        for (int t : node.inputs)
+            c.storage(t);
+        for (int t : node.outputs)
+            c.storage(t);
+    }
+    if (op == "Sub") // self passes through, other gets -grad (allocated)
+        unit.passGrad = false;
+}
+
+bool globMatch(std::string_view p, std::string_view s) noexcept
+{
+    size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
+    while (si < s.size()) {
+        if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
+            ++pi;
+            ++si;
+        } else if (pi < p.size() && p[pi] == '*') {
+            star = pi++;
+            mark = si;
+        } else if (star != std::string_view::npos) {
+            pi = star + 1;
+            si = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (pi < p.size() && p[pi] == '*')
+        ++pi;
+    return pi == p.size();
+}
+
+} // namespace headroom
