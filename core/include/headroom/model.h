@@ -45,6 +45,8 @@ struct Tensor {
     bool inSubgraph = false;    // stored tensor found inside an If/Loop/Scan body
 };
 
+// Kind::Tensor attributes keep no bytes: `i` holds the ONNX element type, `ints` the dims and `floats` the
+// value when the tensor has one integral element (ConstantOfShape's fill value).
 struct Attr {
     enum class Kind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor, Graph, Other };
     std::string name;
@@ -66,6 +68,8 @@ struct Node {
     std::vector<Attr> attrs;
     int layer = -1;                 // leaf LayerNode that holds this node
     bool hasSubgraphs = false;      // If/Loop/Scan: body activations are attributed to this node
+    int implicitInputs = 0;         // the last `implicitInputs` entries of `inputs` are outer-scope tensors
+                                    // read by this node's subgraphs (not ONNX inputs of the node)
 
     const Attr* attr(std::string_view n) const noexcept;
     int64_t attrInt(std::string_view n, int64_t fallback) const noexcept;

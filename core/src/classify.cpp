@@ -1,0 +1,130 @@
+// Stored tensors -> trainable parameters / buffers / constants (DESIGN.md "Import").
+#include "loader_internal.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace headroom::detail {
+namespace {
+
+// Ops exporters insert between a weight and its real consumer; they do not change what the weight is.
+bool passesThrough(std::string_view op, size_t slot)
+{
+    if (op == "Identity" || op == "Transpose" || op == "Cast" || op == "Concat")
+        return true;
+    if (slot != 0)
+        return false;
+    return op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Slice" || op == "Split"
+           || op == "Flatten" || op == "CastLike" || op == "Expand" || op == "Tile";
+}
+
+enum class Use { None, Weight, BatchStat };
+
+Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::vector<char>& fromInput)
+{
+    const std::string_view op = n.op;
+    if (op == "Conv" || op == "ConvTranspose")
+        return slot >= 1 ? Use::Weight : Use::None;
+    if (op == "Gemm" || op == "MatMul" || op == "Einsum")
+        return Use::Weight;
+    if (op == "BatchNormalization")
+        return slot == 1 || slot == 2 ? Use::Weight : (slot >= 3 ? Use::BatchStat : Use::None);
+    if (op == "InstanceNormalization" || op == "LayerNormalization" || op == "GroupNormalization"
+        || op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization")
+        return slot >= 1 ? Use::Weight : Use::None;
+    if (op == "PRelu")
+        return slot == 1 ? Use::Weight : Use::None;
+    if (op == "Gather")
+        return slot == 0 ? Use::Weight : Use::None;
+    if (op == "LSTM" || op == "GRU" || op == "RNN")
+        return slot >= 1 && slot <= 3 ? Use::Weight : Use::None;
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+        if (numel <= 1 || n.inputs.size() < 2)
+            return Use::None; // scalars used as constants are not parameters
+        const int other = n.inputs[slot == 0 ? 1 : 0];
+        return other >= 0 && fromInput[size_t(other)] ? Use::Weight : Use::None;
+    }
+    (void)m;
+    return Use::None;
+}
+
+} // namespace
+
+void classifyTensors(Model& m)
+{
+    // Which tensors are computed from the graph inputs (activations), as opposed to from stored tensors.
+    std::vector<char> fromInput(m.tensors.size(), 0);
+    for (int i : m.inputs)
+        fromInput[size_t(i)] = 1;
+    for (size_t t = 0; t < m.tensors.size(); ++t)
+        if (m.tensors[t].producer < 0 && m.tensors[t].role == TensorRole::Activation)
+            fromInput[t] = 1; // dangling / outer-scope values behave like inputs
+    for (const Node& n : m.nodes) {
+        bool any = false;
+        for (int in : n.inputs)
+            any = any || (in >= 0 && fromInput[size_t(in)]);
+        if (any)
+            for (int out : n.outputs)
+                if (out >= 0)
+                    fromInput[size_t(out)] = 1;
+    }
+
+    std::vector<int> queue;
+    std::vector<char> seen(m.tensors.size(), 0);
+    for (size_t ti = 0; ti < m.tensors.size(); ++ti) {
+        Tensor& t = m.tensors[ti];
+        if (t.aliasOf >= 0 || (t.role != TensorRole::Buffer && t.role != TensorRole::Constant
+                               && t.role != TensorRole::Parameter))
+            continue;
+        if (t.inSubgraph)
+            continue; // classified inside its If/Loop/Scan body
+        const bool isConstantNode = t.producer >= 0;
+        int64_t numel = 1;
+        for (const DimExpr& d : t.shape.dims)
+            numel = checkedMul(numel, d.constantValue().value_or(0)).value_or(INT64_MAX);
+
+        bool weight = false, batchStat = false;
+        queue.assign(1, static_cast<int>(ti));
+        std::vector<int> visited{static_cast<int>(ti)};
+        seen[ti] = 1;
+        for (size_t q = 0; q < queue.size() && !weight; ++q) {
+            const Tensor& cur = m.tensors[size_t(queue[q])];
+            for (int c : cur.consumers) {
+                const Node& n = m.nodes[size_t(c)];
+                const size_t explicitCount = n.inputs.size() - size_t(std::max(0, n.implicitInputs));
+                for (size_t k = 0; k < explicitCount; ++k) {
+                    if (n.inputs[k] != queue[q])
+                        continue;
+                    if (passesThrough(n.op, k)) {
+                        for (int out : n.outputs)
+                            if (out >= 0 && !seen[size_t(out)]) {
+                                seen[size_t(out)] = 1;
+                                visited.push_back(out);
+                                queue.push_back(out);
+                            }
+                        continue;
+                    }
+                    const Use u = useOf(m, n, k, numel, fromInput);
+                    weight = weight || u == Use::Weight;
+                    batchStat = batchStat || u == Use::BatchStat;
+                }
+            }
+        }
+        for (int v : visited)
+            seen[size_t(v)] = 0;
+
+        if (isFloating(t.dtype) && weight)
+            t.role = TensorRole::Parameter;
+        else if (isConstantNode)
+            t.role = TensorRole::Constant;
+        else if (batchStat || numel > 1)
+            t.role = TensorRole::Buffer;
+        else
+            t.role = TensorRole::Constant;
+    }
+    for (Tensor& t : m.tensors)
+        if (t.aliasOf >= 0)
+            t.role = m.tensors[size_t(t.aliasOf)].role;
+}
+
+} // namespace headroom::detail

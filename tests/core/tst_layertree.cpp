@@ -1,0 +1,138 @@
+// The layer tree mirrors the exporter's module scopes and aggregates parameters.
+#include "headroom/loader.h"
+#include "onnx_fixture.h"
+
+#include <QtTest>
+
+using namespace headroom;
+
+namespace {
+
+const LayerNode* find(const Model& m, const std::string& path)
+{
+    for (const LayerNode& l : m.layers)
+        if (l.path == path)
+            return &l;
+    return nullptr;
+}
+
+// "root(params)\n  child(params)..." for comparing whole trees.
+void print(const Model& m, int idx, int depth, std::string& out)
+{
+    const LayerNode& l = m.layers[size_t(idx)];
+    out += std::string(size_t(depth) * 2, ' ') + (idx == 0 ? std::string("<root>") : l.name) + " " + std::to_string(l.params)
+           + " [" + std::to_string(l.firstNode) + "," + std::to_string(l.lastNode) + "]\n";
+    for (int c : l.children)
+        print(m, c, depth + 1, out);
+}
+
+} // namespace
+
+class TestLayerTree : public QObject
+{
+    Q_OBJECT
+private slots:
+    void handBuilt()
+    {
+        const fixture::Graph g = fixture::smallConvNet(false);
+        const Model m = loadModelFromBytes(g.bytes(), "small.onnx");
+        std::string tree;
+        print(m, 0, 0, tree);
+        QCOMPARE(tree, std::string("<root> 522 [0,5]\n"
+                                   "  stem 224 [0,1]\n"
+                                   "  block 128 [2,2]\n"
+                                   "    conv 128 [2,2]\n"
+                                   "  pool 0 [3,3]\n"
+                                   "  fc 170 [5,5]\n"));
+        QCOMPARE(m.nodePath(0), std::string("stem/Conv"));
+        QCOMPARE(m.layers[size_t(m.nodes[2].layer)].path, std::string("block/conv"));
+        QCOMPARE(m.nodes[4].layer, 0); // "/Flatten" sits at the root
+    }
+
+    void scopes_data()
+    {
+        QTest::addColumn<QStringList>("names");
+        QTest::addColumn<QStringList>("paths");
+        QTest::newRow("tensorflow") << QStringList{"bert/encoder/layer_0/attention/MatMul", "bert/encoder/layer_0/Relu", "bert/pooler/Tanh"}
+                                    << QStringList{"bert/encoder/layer_0/attention", "bert/encoder/layer_0", "bert/pooler"};
+        QTest::newRow("unscoped") << QStringList{"", "", "", ""} << QStringList{"matmul_0", "matmul_0", "matmul_1", "matmul_1"};
+    }
+    void scopes()
+    {
+        QFETCH(QStringList, names);
+        QFETCH(QStringList, paths);
+        fixture::Graph g;
+        g.input("x", {int64_t(2), int64_t(4)});
+        std::string prev = "x";
+        for (int i = 0; i < names.size(); ++i) {
+            const std::string out = "t" + std::to_string(i);
+            const bool mm = names[i].endsWith(QLatin1String("MatMul")) || (names[i].isEmpty() && i % 2 == 0);
+            if (mm) {
+                const std::string w = "w" + std::to_string(i);
+                g.weight(w, {4, 4});
+                g.node("MatMul", names[i].toStdString(), {prev, w}, {out});
+            } else {
+                g.node(names[i].endsWith(QLatin1String("Tanh")) ? "Tanh" : "Relu", names[i].toStdString(), {prev}, {out});
+            }
+            prev = out;
+        }
+        g.output(prev);
+        const Model m = loadModelFromBytes(g.bytes(), "scoped.onnx");
+        for (int i = 0; i < paths.size(); ++i)
+            QCOMPARE(QString::fromStdString(m.layers[size_t(m.nodes[size_t(i)].layer)].path), paths[i]);
+    }
+
+    void paddle()
+    {
+        fixture::Graph g;
+        g.input("x", {int64_t(1), int64_t(3), int64_t(8), int64_t(8)});
+        g.weight("conv2d_0.w_0", {4, 3, 3, 3});
+        g.node("Conv", "p2o.Conv.0", {"x", "conv2d_0.w_0"}, {"conv2d_0.tmp_0"});
+        g.node("Relu", "p2o.Relu.0", {"conv2d_0.tmp_0"}, {"relu_0.tmp_0"});
+        g.output("relu_0.tmp_0");
+        const Model m = loadModelFromBytes(g.bytes(), "paddle.onnx");
+        QCOMPARE(m.layers[size_t(m.nodes[0].layer)].path, std::string("conv2d_0"));
+        QCOMPARE(m.layers[size_t(m.nodes[1].layer)].path, std::string("relu_0"));
+        QCOMPARE(m.layers[size_t(m.nodes[0].layer)].params, int64_t(4 * 3 * 3 * 3));
+    }
+
+    void resnet18_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<qlonglong>("params");
+        // conv1 64x64x3x3; bn1 weight+bias; the block's two convs and two BNs.
+        QTest::newRow("conv") << "layer1/layer1.0/conv1" << 36864LL;
+        QTest::newRow("bn") << "layer1/layer1.0/bn1" << 128LL;
+        QTest::newRow("block") << "layer1/layer1.0" << 2LL * (36864 + 128);
+        QTest::newRow("stage") << "layer1" << 4LL * (36864 + 128);
+        QTest::newRow("downsample") << "layer2/layer2.0/downsample/downsample.0" << 128LL * 64;
+        QTest::newRow("fc") << "fc" << 512LL * 1000 + 1000;
+        QTest::newRow("root") << "" << 11689512LL;
+    }
+    void resnet18()
+    {
+        QFETCH(QString, path);
+        QFETCH(qlonglong, params);
+        const Model m = loadModel(HEADROOM_TEST_DATA "/resnet18.onnx");
+        const LayerNode* l = find(m, path.toStdString());
+        QVERIFY(l);
+        QCOMPARE(qlonglong(l->params), params);
+        QVERIFY(l->firstNode >= 0 && l->firstNode <= l->lastNode);
+        if (!path.isEmpty()) {
+            const LayerNode& parent = m.layers[size_t(l->parent)];
+            QVERIFY(parent.firstNode <= l->firstNode && parent.lastNode >= l->lastNode);
+            QCOMPARE(l->depth, parent.depth + 1);
+        }
+    }
+
+    void tiedEmbeddingCountedOnce()
+    {
+        const Model m = loadModel(HEADROOM_TEST_DATA "/tiny_gpt.onnx");
+        QCOMPARE(m.layers[0].params, m.params.trainable);
+        QCOMPARE(find(m, "tok_emb")->params, int64_t(8000 * 256));
+        QCOMPARE(find(m, "lm_head")->params, int64_t(0));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLayerTree)
+#include "tst_layertree.moc"
