@@ -142,19 +142,23 @@ int run(int argc, char** argv)
     ro.timeline = o.timeline;
     Report report = buildReport(model, config, ro);
 
-    if (o.probe) {
-        std::vector<int64_t> batches;
-        if (model.batchSymbol >= 0) {
-            const int64_t predicted = std::max<int64_t>(1, report.fit.maxBatch);
-            for (int64_t b : {predicted / 2, predicted * 3 / 4, predicted, predicted * 5 / 4, predicted * 3 / 2, predicted * 2})
-                if (b >= 1)
-                    batches.push_back(b);
-        }
+    if (o.probe || o.probePlan) {
+        const int64_t batch = model.batchSymbol >= 0 ? config.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
+        const std::vector<int64_t> batches =
+            model.batchSymbol >= 0 ? bisectionBatches(report.fit.maxBatch, batch) : std::vector<int64_t>{};
         const ProbePlan plan = makeProbePlan(model, config, batches);
-        const ProbeResult result = runProbe(plan, o.probePath.value_or(""), o.probeTimeout);
-        report.probe = toJson(result);
-        if (result.status != ProbeResult::Status::Ok)
-            std::fprintf(stderr, "headroom-cli: probe: %s\n", result.message.c_str());
+        if (o.probePlan) {
+            // The GPU machine may have neither ONNX nor Qt: write the plan here, replay it there.
+            std::string error;
+            if (!writeFile(*o.probePlan, toJson(plan).dump() + "\n", error))
+                throw Error(error);
+        }
+        if (o.probe) {
+            const ProbeResult result = runProbe(plan, o.probePath.value_or(""), o.probeTimeout);
+            report.probe = toJson(result);
+            if (result.status != ProbeResult::Status::Ok)
+                std::fprintf(stderr, "headroom-cli: probe: %s\n", result.message.c_str());
+        }
     }
 
     if (o.netron) {

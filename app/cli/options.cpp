@@ -105,6 +105,7 @@ Output
   --pdf FILE             write the PDF memory report
   --probe                replay the plan on the GPU with headroom-probe
   --probe-path PATH      headroom-probe executable (default: beside this program)
+  --probe-plan FILE      write the probe's plan (JSON) without running it, to replay elsewhere
   --probe-timeout S      probe time limit in seconds (default 120)
   --lang LANG            language of the PDF report (en, zh_CN)
   --bench [N]            time N re-evaluations of this configuration and exit
@@ -194,6 +195,7 @@ Options parseOptions(int argc, char** argv)
         else if (a == "--netron") o.netron = value(a);
         else if (a == "--probe") o.probe = true;
         else if (a == "--probe-path") o.probePath = value(a);
+        else if (a == "--probe-plan") o.probePlan = value(a);
         else if (a == "--probe-timeout") o.probeTimeout = static_cast<int>(positive(a, value(a), 3600));
         else if (a == "--lang") o.lang = value(a);
         else if (a == "--bench") {

@@ -20,7 +20,7 @@ struct Options {
     int depth = 3;
     bool json = false, csv = false, timeline = false, maxBatch = false, probe = false, help = false,
          version = false;
-    std::optional<std::string> pdf, netron, lang, probePath;
+    std::optional<std::string> pdf, netron, lang, probePath, probePlan;
     int probeTimeout = 120;
     bool bench = false;
     int benchIterations = 1000;

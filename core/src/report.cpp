@@ -229,7 +229,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         json tl = json::array();
         for (const TimelinePoint& p : e.timeline)
             tl.push_back({{"step", p.step}, {"node", p.node >= 0 ? model.nodePath(p.node) : std::string()},
-                          {"phase", toString(p.phase)}, {"allocated", p.allocated}});
+                          {"phase", toString(p.phase)}, {"allocated", p.allocated}, {"high", p.high}});
         j["timeline"] = std::move(tl);
         j["peak_step"] = e.peakStep;
     }
