@@ -1,0 +1,27 @@
+#pragma once
+#include "chart.h"
+
+namespace gui {
+
+// The breakdown as stacked horizontal bars (one per GPU) against the GPU's capacity. The segments of
+// a bar add up to the engine's Fit::needed (per GPU: its peak + workspace + context).
+class BreakdownChart : public Chart
+{
+    Q_OBJECT
+public:
+    struct Segment {
+        QString label;
+        int64_t bytes = 0;
+    };
+    explicit BreakdownChart(QWidget* parent = nullptr);
+    void setReport(const headroom::Model& model, const headroom::Report& report) override;
+
+    const std::vector<std::vector<Segment>>& bars() const { return m_bars; }
+    int64_t capacity() const { return m_capacity; }
+
+private:
+    std::vector<std::vector<Segment>> m_bars;
+    int64_t m_capacity = 0;
+};
+
+} // namespace gui

@@ -1,0 +1,146 @@
+#include "chart.h"
+
+#include <QEvent>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace gui {
+
+double BytesTicker::getTickStep(const QCPRange& range)
+{
+    const double base = m_units == headroom::Units::IEC ? 1024.0 : 1000.0;
+    const double raw = range.size() / static_cast<double>(mTickCount + 1e-10);
+    if (raw <= 0)
+        return 1;
+    // The unit the step falls in, then a 1-2-5 (or 1-2-4-8 for IEC) mantissa within it.
+    double unit = 1;
+    while (raw / unit >= base)
+        unit *= base;
+    const double m = raw / unit;
+    const double nice = m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : m <= 10 ? 10 : m <= 20 ? 20 : m <= 50 ? 50 : m <= 100 ? 100
+                      : m <= 200 ? 200 : 500;
+    return nice * unit;
+}
+
+QString BytesTicker::getTickLabel(double tick, const QLocale&, QChar, int)
+{
+    return bytesText(static_cast<int64_t>(std::llround(tick)), m_units);
+}
+
+QString CountTicker::getTickLabel(double tick, const QLocale&, QChar, int)
+{
+    return countText(static_cast<int64_t>(std::llround(tick)));
+}
+
+QColor categoryColor(int index)
+{
+    // Tableau 10: distinct hues of medium lightness that work on white and on dark grey.
+    static const QColor colors[] = {
+        QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59), QColor(0x76, 0xb7, 0xb2),
+        QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48), QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7),
+        QColor(0x9c, 0x75, 0x5f), QColor(0xba, 0xb0, 0xac)};
+    return colors[static_cast<size_t>(index) % std::size(colors)];
+}
+
+Chart::Chart(QWidget* parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_bytesTicker(new BytesTicker)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setMinimumSize(240, 160);
+    m_plot->setNoAntialiasingOnDrag(true);
+    // Replots are queued and coalesced with the event loop; the GUI never waits on a chart.
+    m_plot->setPlottingHint(QCP::phImmediateRefresh, false);
+}
+
+void Chart::setBytesAxis(QCPAxis* axis)
+{
+    m_bytesAxis = axis;
+    axis->setTicker(m_bytesTicker);
+}
+
+void Chart::setUnits(headroom::Units units)
+{
+    if (units == m_units)
+        return;
+    m_units = units;
+    m_bytesTicker->setUnits(units);
+    queueReplot();
+}
+
+void Chart::queueReplot()
+{
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void Chart::replotNow()
+{
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+void Chart::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        applyPalette();
+        queueReplot();
+    }
+}
+
+void Chart::applyPalette()
+{
+    const QPalette& p = palette();
+    const QColor fg = p.color(QPalette::WindowText);
+    QColor grid = fg;
+    grid.setAlphaF(0.15f);
+    m_plot->setBackground(p.brush(QPalette::Base));
+    for (QCPAxisRect* rect : m_plot->axisRects()) {
+        rect->setBackground(p.brush(QPalette::Base));
+        for (QCPAxis* axis : rect->axes()) {
+            axis->setBasePen(QPen(fg));
+            axis->setTickPen(QPen(fg));
+            axis->setSubTickPen(QPen(fg));
+            axis->setTickLabelColor(fg);
+            axis->setLabelColor(fg);
+            axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+            axis->grid()->setZeroLinePen(Qt::NoPen);
+        }
+    }
+    if (m_plot->legend) {
+        m_plot->legend->setBrush(p.brush(QPalette::Base));
+        m_plot->legend->setBorderPen(QPen(grid));
+        m_plot->legend->setTextColor(fg);
+    }
+    for (int i = 0; i < m_plot->itemCount(); ++i)
+        if (auto* text = qobject_cast<QCPItemText*>(m_plot->item(i)))
+            text->setColor(fg);
+}
+
+QPicture Chart::picture(QSize size) const
+{
+    QPicture picture;
+    QCPPainter painter(&picture);
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    m_plot->toPainter(&painter, size.width(), size.height());
+    painter.end();
+    return picture;
+}
+
+void Chart::paintChart(QPainter* painter, const QRectF& target, QSize logicalSize) const
+{
+    if (logicalSize.isEmpty())
+        logicalSize = target.size().toSize();
+    const QPicture pic = picture(logicalSize);
+    painter->save();
+    painter->translate(target.topLeft());
+    painter->scale(target.width() / logicalSize.width(), target.height() / logicalSize.height());
+    painter->drawPicture(0, 0, pic);
+    painter->restore();
+}
+
+} // namespace gui

@@ -1,0 +1,85 @@
+#pragma once
+// QCustomPlot set up in one place: a bytes axis ticker, palette-following colours, queued replots, and
+// painting onto any QPainter (PDF, printer, image) as vector drawing. Each chart is a small subclass.
+#include "guiutil.h"
+
+#include "headroom/report.h"
+
+#include <utility>
+
+// qcustomplot.h uses `foreach` in its templates; the project builds with QT_NO_FOREACH, so give it a
+// range-for for the duration of the include only.
+#pragma push_macro("foreach")
+#undef foreach
+#define foreach(variable, container) for (variable : std::as_const(container))
+#include <qcustomplot.h>
+#pragma pop_macro("foreach")
+
+#include <QPicture>
+#include <QWidget>
+
+namespace gui {
+
+// Axis labels in bytes (IEC or SI), at round byte steps (powers of the unit base, times 1, 2 or 5).
+class BytesTicker : public QCPAxisTicker
+{
+public:
+    explicit BytesTicker(headroom::Units units = headroom::Units::IEC) : m_units(units) {}
+    void setUnits(headroom::Units units) { m_units = units; }
+
+protected:
+    double getTickStep(const QCPRange& range) override;
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override;
+
+private:
+    headroom::Units m_units;
+};
+
+// Axis labels as counts ("1.2 G") for MACs and parameters.
+class CountTicker : public QCPAxisTicker
+{
+protected:
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override;
+};
+
+// Category colours, readable on light and dark backgrounds.
+QColor categoryColor(int index);
+
+class Chart : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit Chart(QWidget* parent = nullptr);
+
+    // Fills the chart from one report (the same data the CLI's JSON carries).
+    virtual void setReport(const headroom::Model& model, const headroom::Report& report) = 0;
+    void setUnits(headroom::Units units);
+    headroom::Units units() const { return m_units; }
+    QCustomPlot* plot() const { return m_plot; }
+
+    // Paints the chart into `target` on any painter as vector drawing. The chart is laid out at
+    // `logicalSize` (default: the target's size) and scaled to the target, so fonts keep their size
+    // relative to the chart whatever the device resolution.
+    void paintChart(QPainter* painter, const QRectF& target, QSize logicalSize = {}) const;
+    QPicture picture(QSize size) const;
+    // A replot now (not queued): for images and tests.
+    void replotNow();
+
+protected:
+    void changeEvent(QEvent* event) override;
+    // Re-applies the palette's colours to axes, grid, legend and text items.
+    virtual void applyPalette();
+    void queueReplot();
+    QCPAxis* bytesAxis() const { return m_bytesAxis; }
+    // Makes `axis` show bytes in the chosen units.
+    void setBytesAxis(QCPAxis* axis);
+
+    headroom::Units m_units = headroom::Units::IEC;
+
+private:
+    QCustomPlot* m_plot;
+    QCPAxis* m_bytesAxis = nullptr;
+    QSharedPointer<BytesTicker> m_bytesTicker;
+};
+
+} // namespace gui

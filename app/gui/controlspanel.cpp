@@ -1,0 +1,282 @@
+#include "controlspanel.h"
+
+#include "logslider.h"
+
+#include "headroom/gpus.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace gui {
+
+namespace {
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
+template <typename E>
+void addEnum(QComboBox* box, E value, const QString& text)
+{
+    box->addItem(text, static_cast<int>(value));
+}
+
+template <typename E>
+E enumOf(const QComboBox* box)
+{
+    return static_cast<E>(box->currentData().toInt());
+}
+
+void selectData(QComboBox* box, const QVariant& data)
+{
+    const int i = box->findData(data);
+    if (i >= 0)
+        box->setCurrentIndex(i);
+}
+} // namespace
+
+ControlsPanel::ControlsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_mode(new QComboBox(this))
+    , m_dtype(new QComboBox(this))
+    , m_optimizer(new QComboBox(this))
+    , m_loss(new QComboBox(this))
+    , m_checkpoint(new QSpinBox(this))
+    , m_bestCheckpoint(new QLabel(this))
+    , m_useBest(new QPushButton(tr("Use best"), this))
+    , m_accumulate(new QSpinBox(this))
+    , m_inplace(new QCheckBox(tr("Inplace activations"), this))
+    , m_gpu(new QComboBox(this))
+    , m_capacity(new QDoubleSpinBox(this))
+    , m_units(new QComboBox(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* symbols = new QGroupBox(tr("Sizes"), this);
+    m_symbolsForm = new QFormLayout(symbols);
+    layout->addWidget(symbols);
+
+    auto* training = new QGroupBox(tr("Training"), this);
+    auto* form = new QFormLayout(training);
+    form->addRow(tr("Mode:"), m_mode);
+    form->addRow(tr("Precision:"), m_dtype);
+    form->addRow(tr("Optimizer:"), m_optimizer);
+    form->addRow(tr("Loss:"), m_loss);
+    auto* checkpointRow = new QHBoxLayout;
+    checkpointRow->addWidget(m_checkpoint);
+    checkpointRow->addWidget(m_bestCheckpoint, 1);
+    checkpointRow->addWidget(m_useBest);
+    form->addRow(tr("Checkpoint segments:"), checkpointRow);
+    form->addRow(tr("Gradient accumulation:"), m_accumulate);
+    form->addRow(QString(), m_inplace);
+    layout->addWidget(training);
+
+    auto* target = new QGroupBox(tr("Target"), this);
+    auto* targetForm = new QFormLayout(target);
+    targetForm->addRow(tr("GPU:"), m_gpu);
+    targetForm->addRow(tr("Capacity:"), m_capacity);
+    targetForm->addRow(tr("Units:"), m_units);
+    layout->addWidget(target);
+    layout->addStretch(1);
+
+    addChoices();
+
+    m_checkpoint->setRange(0, 64);
+    m_checkpoint->setSpecialValueText(tr("off"));
+    m_checkpoint->setToolTip(tr("torch.utils.checkpoint_sequential segments: fewer saved activations, more recomputation."));
+    m_accumulate->setRange(1, 4096);
+    m_accumulate->setToolTip(tr("Micro-batches per optimizer step: activations at batch / steps, gradients persist."));
+    m_inplace->setToolTip(tr("ReLU(inplace=True) and friends: changes the transient peak, not what is saved for backward."));
+    m_capacity->setRange(0.25, 4096);
+    m_capacity->setDecimals(2);
+    m_capacity->setSuffix(tr(" GiB"));
+    m_useBest->setEnabled(false);
+    setBestCheckpoint(0);
+
+    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss})
+        connect(box, &QComboBox::currentIndexChanged, this, &ControlsPanel::changed);
+    connect(m_checkpoint, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
+    connect(m_accumulate, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
+    connect(m_inplace, &QCheckBox::toggled, this, &ControlsPanel::changed);
+    connect(m_capacity, &QDoubleSpinBox::valueChanged, this, &ControlsPanel::changed);
+    connect(m_gpu, &QComboBox::currentIndexChanged, this, [this] {
+        updateGpuWidgets();
+        changed();
+    });
+    connect(m_useBest, &QPushButton::clicked, this, [this] { m_checkpoint->setValue(m_best); });
+    connect(m_units, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_restoring)
+            saveSettings();
+        emit unitsChanged(units());
+    });
+    updateGpuWidgets();
+}
+
+void ControlsPanel::addChoices()
+{
+    using namespace headroom;
+    addEnum(m_mode, Mode::Train, modeName(Mode::Train));
+    addEnum(m_mode, Mode::Infer, modeName(Mode::Infer));
+    for (DtypePolicy d : {DtypePolicy::FP32, DtypePolicy::FP16, DtypePolicy::BF16, DtypePolicy::AmpFP16, DtypePolicy::AmpBF16,
+                          DtypePolicy::MixedFP16, DtypePolicy::MixedBF16, DtypePolicy::INT8, DtypePolicy::INT4})
+        addEnum(m_dtype, d, dtypeName(d));
+    for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW, Optimizer::Adagrad,
+                        Optimizer::RMSprop, Optimizer::Adadelta, Optimizer::Lion, Optimizer::LAMB, Optimizer::Adam8bit,
+                        Optimizer::Adafactor})
+        addEnum(m_optimizer, o, optimizerName(o));
+    addEnum(m_loss, Loss::CrossEntropy, tr("Cross-entropy"));
+    addEnum(m_loss, Loss::MSE, tr("Mean squared error"));
+    addEnum(m_loss, Loss::None, tr("None (the graph computes it)"));
+    selectData(m_optimizer, static_cast<int>(Optimizer::Adam));
+    for (const GpuSpec& g : gpuPresets())
+        m_gpu->addItem(tr("%1 (%2)").arg(gpuDisplayName(g.name), bytesText(g.capacity, Units::IEC)), qs(g.name));
+    m_gpu->addItem(tr("Custom capacity"), QString());
+    const int rtx4090 = m_gpu->findData(QStringLiteral("GeForce RTX 4090 24 GB"));
+    m_gpu->setCurrentIndex(rtx4090 >= 0 ? rtx4090 : 0);
+    m_units->addItem(tr("IEC (KiB, MiB, GiB)"), static_cast<int>(Units::IEC));
+    m_units->addItem(tr("SI (kB, MB, GB)"), static_cast<int>(Units::SI));
+}
+
+void ControlsPanel::updateGpuWidgets()
+{
+    const QString name = m_gpu->currentData().toString();
+    const bool custom = name.isEmpty();
+    m_capacity->setEnabled(custom);
+    if (!custom) {
+        if (const auto g = headroom::findGpu(name.toStdString())) {
+            const QSignalBlocker block(m_capacity);
+            m_capacity->setValue(static_cast<double>(g->capacity) / GiB);
+        }
+    }
+}
+
+void ControlsPanel::setModel(const headroom::Model& model)
+{
+    while (m_symbolsForm->rowCount() > 0)
+        m_symbolsForm->removeRow(0);
+    m_symbolSliders.clear();
+    m_symbolNames.clear();
+    m_batch = nullptr;
+    QSettings settings;
+    for (size_t i = 0; i < model.symbols.size(); ++i) {
+        const headroom::Symbol& s = model.symbols[i];
+        auto* slider = new LogSlider(this);
+        const bool isBatch = static_cast<int>(i) == model.batchSymbol;
+        slider->setObjectName(isBatch ? QStringLiteral("batchSlider") : QStringLiteral("symbol_") + qs(s.name));
+        slider->setRange(1, std::max<int>(65536, static_cast<int>(std::min<int64_t>(s.value, 1 << 30))));
+        const QString key = QStringLiteral("symbols/") + qs(s.name);
+        slider->setValue(settings.value(key, QVariant::fromValue<qlonglong>(s.value)).toInt());
+        slider->setToolTip(tr("%1, first seen at %2 (%3)").arg(qs(s.name), qs(s.origin), qs(s.defaultSource)));
+        const QString label = isBatch ? tr("Batch (%1):").arg(qs(s.name)) : tr("%1:").arg(qs(s.name));
+        m_symbolsForm->addRow(label, slider);
+        connect(slider, &LogSlider::valueChanged, this, &ControlsPanel::changed);
+        m_symbolSliders.push_back(slider);
+        m_symbolNames.push_back(s.name);
+        if (isBatch)
+            m_batch = slider;
+    }
+    if (model.symbols.empty())
+        m_symbolsForm->addRow(new QLabel(tr("This model has fixed input sizes."), this));
+}
+
+LogSlider* ControlsPanel::symbolSlider(int symbol) const
+{
+    return symbol >= 0 && static_cast<size_t>(symbol) < m_symbolSliders.size() ? m_symbolSliders[static_cast<size_t>(symbol)]
+                                                                               : nullptr;
+}
+
+headroom::Config ControlsPanel::config() const
+{
+    headroom::Config c;
+    for (LogSlider* s : m_symbolSliders)
+        c.symbols.push_back(s->value());
+    c.mode = enumOf<headroom::Mode>(m_mode);
+    c.dtype = enumOf<headroom::DtypePolicy>(m_dtype);
+    c.optimizer = enumOf<headroom::Optimizer>(m_optimizer);
+    c.loss = enumOf<headroom::Loss>(m_loss);
+    c.checkpointSegments = m_checkpoint->value();
+    c.accumulate = m_accumulate->value();
+    c.inplace = m_inplace->isChecked();
+    c.freeze = m_freeze;
+    const QString gpu = m_gpu->currentData().toString();
+    const auto preset = gpu.isEmpty() ? std::nullopt : headroom::findGpu(gpu.toStdString());
+    c.gpu = preset ? *preset : headroom::customGpu(static_cast<int64_t>(std::llround(m_capacity->value() * GiB)));
+    return c;
+}
+
+headroom::Units ControlsPanel::units() const
+{
+    return enumOf<headroom::Units>(m_units);
+}
+
+void ControlsPanel::setBestCheckpoint(int k)
+{
+    m_best = k;
+    m_bestCheckpoint->setText(k > 0 ? tr("best: %1").arg(k) : QString());
+    m_useBest->setEnabled(k > 0 && k != m_checkpoint->value());
+}
+
+void ControlsPanel::changed()
+{
+    m_useBest->setEnabled(m_best > 0 && m_best != m_checkpoint->value());
+    if (m_restoring)
+        return;
+    emit configChanged();
+}
+
+void ControlsPanel::saveSettings() const
+{
+    QSettings s;
+    s.beginGroup(QStringLiteral("config"));
+    s.setValue(QStringLiteral("mode"), qs(headroom::toString(enumOf<headroom::Mode>(m_mode))));
+    s.setValue(QStringLiteral("dtype"), qs(headroom::toString(enumOf<headroom::DtypePolicy>(m_dtype))));
+    s.setValue(QStringLiteral("optimizer"), qs(headroom::toString(enumOf<headroom::Optimizer>(m_optimizer))));
+    s.setValue(QStringLiteral("loss"), qs(headroom::toString(enumOf<headroom::Loss>(m_loss))));
+    s.setValue(QStringLiteral("checkpoint"), m_checkpoint->value());
+    s.setValue(QStringLiteral("accumulate"), m_accumulate->value());
+    s.setValue(QStringLiteral("inplace"), m_inplace->isChecked());
+    s.setValue(QStringLiteral("gpu"), m_gpu->currentData().toString());
+    s.setValue(QStringLiteral("capacityGiB"), m_capacity->value());
+    s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
+    s.endGroup();
+    for (size_t i = 0; i < m_symbolSliders.size(); ++i)
+        s.setValue(QStringLiteral("symbols/") + qs(m_symbolNames[i]), m_symbolSliders[i]->value());
+}
+
+void ControlsPanel::restoreSettings()
+{
+    m_restoring = true;
+    QSettings s;
+    s.beginGroup(QStringLiteral("config"));
+    auto text = [&](const char* key) { return s.value(QLatin1String(key)).toString().toStdString(); };
+    if (auto v = headroom::parseMode(text("mode")))
+        selectData(m_mode, static_cast<int>(*v));
+    if (auto v = headroom::parseDtype(text("dtype")))
+        selectData(m_dtype, static_cast<int>(*v));
+    if (auto v = headroom::parseOptimizer(text("optimizer")))
+        selectData(m_optimizer, static_cast<int>(*v));
+    if (auto v = headroom::parseLoss(text("loss")))
+        selectData(m_loss, static_cast<int>(*v));
+    m_checkpoint->setValue(s.value(QStringLiteral("checkpoint"), 0).toInt());
+    m_accumulate->setValue(s.value(QStringLiteral("accumulate"), 1).toInt());
+    m_inplace->setChecked(s.value(QStringLiteral("inplace"), false).toBool());
+    if (s.contains(QStringLiteral("gpu")))
+        selectData(m_gpu, s.value(QStringLiteral("gpu")).toString());
+    if (m_gpu->currentData().toString().isEmpty())
+        m_capacity->setValue(s.value(QStringLiteral("capacityGiB"), 24.0).toDouble());
+    selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
+                                             ? headroom::Units::SI : headroom::Units::IEC));
+    s.endGroup();
+    updateGpuWidgets();
+    m_restoring = false;
+}
+
+} // namespace gui

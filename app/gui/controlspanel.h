@@ -1,0 +1,71 @@
+#pragma once
+// The configuration controls: one slider per symbol (batch on a log scale), mode, dtype policy,
+// optimizer, checkpoint segments, accumulation, inplace, target GPU, units. Persisted with QSettings.
+#include "guiutil.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace gui {
+
+class LogSlider;
+
+class ControlsPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ControlsPanel(QWidget* parent = nullptr);
+
+    // Rebuilds the symbol sliders for `model`; values come from the settings (by symbol name) or the model.
+    void setModel(const headroom::Model& model);
+    // The configuration the controls describe (symbols indexed like model.symbols).
+    headroom::Config config() const;
+    void setFreeze(std::vector<std::string> patterns) { m_freeze = std::move(patterns); }
+    headroom::Units units() const;
+    // Marks the best number of checkpoint segments (from the engine's curve; 0: unknown).
+    void setBestCheckpoint(int k);
+
+    LogSlider* batchSlider() const { return m_batch; }
+    LogSlider* symbolSlider(int symbol) const;
+
+    void saveSettings() const;
+    void restoreSettings();
+
+signals:
+    void configChanged();
+    void unitsChanged(headroom::Units units);
+
+private:
+    void addChoices();
+    void changed();
+    void updateGpuWidgets();
+
+    QFormLayout* m_symbolsForm;
+    std::vector<LogSlider*> m_symbolSliders; // indexed like model symbols
+    std::vector<std::string> m_symbolNames;
+    LogSlider* m_batch = nullptr;
+    QComboBox* m_mode;
+    QComboBox* m_dtype;
+    QComboBox* m_optimizer;
+    QComboBox* m_loss;
+    QSpinBox* m_checkpoint;
+    QLabel* m_bestCheckpoint;
+    QPushButton* m_useBest;
+    QSpinBox* m_accumulate;
+    QCheckBox* m_inplace;
+    QComboBox* m_gpu;
+    QDoubleSpinBox* m_capacity;
+    QComboBox* m_units;
+    std::vector<std::string> m_freeze;
+    int m_best = 0;
+    bool m_restoring = false;
+};
+
+} // namespace gui

@@ -1,0 +1,78 @@
+#include "modelinfopanel.h"
+
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QLabel>
+#include <QListWidget>
+
+namespace gui {
+
+ModelInfoPanel::ModelInfoPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_file(new QLabel(this))
+    , m_producer(new QLabel(this))
+    , m_opset(new QLabel(this))
+    , m_nodes(new QLabel(this))
+    , m_params(new QLabel(this))
+    , m_warnings(new QListWidget(this))
+{
+    auto* form = new QFormLayout(this);
+    form->addRow(tr("File:"), m_file);
+    form->addRow(tr("Producer:"), m_producer);
+    form->addRow(tr("Opset:"), m_opset);
+    form->addRow(tr("Nodes:"), m_nodes);
+    form->addRow(tr("Parameters:"), m_params);
+    form->addRow(tr("Warnings:"), m_warnings);
+    for (QLabel* l : {m_file, m_producer, m_opset, m_nodes, m_params}) {
+        l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        l->setWordWrap(true);
+    }
+    m_warnings->setMaximumHeight(90);
+    m_warnings->setWordWrap(true);
+}
+
+void ModelInfoPanel::setModel(const headroom::Model& model, const std::vector<std::string>& evaluationWarnings)
+{
+    m_model = &model;
+    m_evaluationWarnings = evaluationWarnings;
+    refresh();
+}
+
+void ModelInfoPanel::setUnits(headroom::Units units)
+{
+    m_units = units;
+    refresh();
+}
+
+QString ModelInfoPanel::fileText() const
+{
+    return m_file->text();
+}
+
+void ModelInfoPanel::refresh()
+{
+    if (!m_model)
+        return;
+    const headroom::Model& m = *m_model;
+    const QString path = QFile::decodeName(m.info.file.c_str());
+    m_file->setText(QFileInfo(path).fileName());
+    m_file->setToolTip(tr("%1\n%2, SHA-256 %3").arg(path, bytesText(m.info.fileSize, m_units), qs(m.info.sha256)));
+    m_producer->setText(m.info.producer.empty() ? tr("unknown") : qs(m.info.producer));
+    QStringList opsets;
+    for (const auto& [domain, version] : m.info.opsets)
+        opsets << (domain.empty() ? QString::number(version) : tr("%1 %2").arg(qs(domain)).arg(version));
+    m_opset->setText(tr("%1 (IR version %2)").arg(opsets.join(QStringLiteral(", "))).arg(m.info.irVersion));
+    m_nodes->setText(QString::number(m.nodes.size()));
+    m_params->setText(tr("%1 trainable (%2), %3 buffers (%4)")
+                          .arg(countText(m.params.trainable), bytesText(m.params.trainableBytes, m_units),
+                               countText(m.params.buffers), bytesText(m.params.bufferBytes, m_units)));
+    m_warnings->clear();
+    for (const std::string& w : m.warnings)
+        m_warnings->addItem(qs(w));
+    for (const std::string& w : m_evaluationWarnings)
+        m_warnings->addItem(qs(w));
+    if (m_warnings->count() == 0)
+        m_warnings->addItem(tr("none"));
+}
+
+} // namespace gui

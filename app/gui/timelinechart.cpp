@@ -1,0 +1,146 @@
+#include "timelinechart.h"
+
+#include <algorithm>
+
+namespace gui {
+
+namespace {
+QString phaseName(headroom::Phase p)
+{
+    switch (p) {
+    case headroom::Phase::Forward: return TimelineChart::tr("forward");
+    case headroom::Phase::Loss: return TimelineChart::tr("loss");
+    case headroom::Phase::Backward: return TimelineChart::tr("backward");
+    case headroom::Phase::Optimizer: return TimelineChart::tr("optimizer");
+    case headroom::Phase::Recompute: return TimelineChart::tr("recompute");
+    }
+    return {};
+}
+} // namespace
+
+TimelineChart::TimelineChart(QWidget* parent)
+    : Chart(parent)
+{
+    QCustomPlot* p = plot();
+    m_graph = p->addGraph();
+    m_graph->setName(tr("Allocated"));
+    m_graph->setPen(QPen(categoryColor(0), 1.5));
+    QColor fill = categoryColor(0);
+    fill.setAlphaF(0.2f);
+    m_graph->setBrush(fill);
+    m_graph->setLineStyle(QCPGraph::lsStepLeft);
+    // Within a step, outputs are allocated before inputs are freed: the step's high is what peaks.
+    m_high = p->addGraph();
+    m_high->setName(tr("Highest within step"));
+    m_high->setPen(QPen(categoryColor(2), 1));
+    m_high->setLineStyle(QCPGraph::lsStepLeft);
+    p->legend->setVisible(true);
+    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    setBytesAxis(p->yAxis);
+    p->xAxis->setLabel(tr("Step of one training iteration"));
+    p->yAxis->setLabel(tr("Allocated"));
+
+    m_peak = new QCPItemTracer(p);
+    m_peak->setStyle(QCPItemTracer::tsCircle);
+    m_peak->setSize(9);
+    m_peak->setPen(QPen(categoryColor(2), 2));
+    m_peakLabel = new QCPItemText(p);
+    m_peakLabel->position->setParentAnchor(m_peak->position);
+    m_peakLabel->position->setCoords(0, -12);
+    m_peakLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+    m_cursor = new QCPItemStraightLine(p);
+    m_cursor->setPen(QPen(categoryColor(1), 1, Qt::DashLine));
+    m_cursor->setVisible(false);
+
+    connect(p, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
+        if (m_steps == 0)
+            return;
+        const double x = plot()->xAxis->pixelToCoord(event->position().x());
+        const int step = std::clamp(static_cast<int>(std::lround(x)), 0, m_steps - 1);
+        selectStep(step);
+        emit stepClicked(step);
+    });
+    applyPalette();
+}
+
+void TimelineChart::setReport(const headroom::Model&, const headroom::Report& report)
+{
+    const headroom::Evaluation& e = report.evaluation;
+    QVector<double> keys, values, highs;
+    keys.reserve(static_cast<qsizetype>(e.timeline.size()));
+    values.reserve(static_cast<qsizetype>(e.timeline.size()));
+    highs.reserve(static_cast<qsizetype>(e.timeline.size()));
+    double top = static_cast<double>(std::max<int64_t>(1, e.memory.peak));
+    for (const headroom::TimelinePoint& t : e.timeline) {
+        keys << t.step;
+        values << static_cast<double>(t.allocated);
+        highs << static_cast<double>(std::max(t.allocated, t.high));
+        top = std::max(top, highs.back());
+    }
+    m_graph->setData(keys, values, true);
+    m_high->setData(keys, highs, true);
+    m_steps = static_cast<int>(e.timeline.size());
+    QCustomPlot* p = plot();
+
+    // Phase bands: one translucent rectangle and label per contiguous phase.
+    for (QCPAbstractItem* item : m_phaseItems)
+        p->removeItem(item);
+    m_phaseItems.clear();
+    size_t begin = 0;
+    for (size_t i = 1; i <= e.timeline.size(); ++i) {
+        if (i < e.timeline.size() && e.timeline[i].phase == e.timeline[begin].phase)
+            continue;
+        const headroom::Phase phase = e.timeline[begin].phase;
+        if (phase != headroom::Phase::Forward) {
+            auto* band = new QCPItemRect(p);
+            band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            band->topLeft->setCoords(e.timeline[begin].step - 0.5, 0);
+            band->bottomRight->setCoords(e.timeline[i - 1].step + 0.5, 1);
+            QColor c = categoryColor(3 + static_cast<int>(phase));
+            c.setAlphaF(0.12f);
+            band->setBrush(c);
+            band->setPen(Qt::NoPen);
+            band->setLayer(QStringLiteral("background"));
+            m_phaseItems.push_back(band);
+        }
+        auto* label = new QCPItemText(p);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        const bool last = i == e.timeline.size();
+        // The last phase (the optimizer step) is narrow: right-align its label so it stays inside.
+        label->position->setCoords(last ? e.timeline[i - 1].step + 0.5 : (e.timeline[begin].step + e.timeline[i - 1].step) / 2.0,
+                                   0.02);
+        label->setPositionAlignment(Qt::AlignTop | (last ? Qt::AlignRight : Qt::AlignHCenter));
+        label->setText(phaseName(phase));
+        label->setColor(palette().color(QPalette::WindowText));
+        label->setClipToAxisRect(true);
+        m_phaseItems.push_back(label);
+        begin = i;
+    }
+
+    const bool hasPeak = e.peakStep >= 0 && static_cast<size_t>(e.peakStep) < e.timeline.size();
+    m_peak->setVisible(hasPeak);
+    m_peakLabel->setVisible(hasPeak);
+    if (hasPeak) {
+        m_peak->position->setCoords(e.timeline[static_cast<size_t>(e.peakStep)].step, static_cast<double>(e.memory.peak));
+        m_peakLabel->setText(tr("peak %1").arg(bytesText(e.memory.peak, m_units)));
+    }
+    p->xAxis->setRange(-0.5, std::max(1, m_steps) - 0.5);
+    p->yAxis->setRange(0, top * 1.15);
+    if (m_selected >= m_steps)
+        selectStep(-1);
+    queueReplot();
+}
+
+void TimelineChart::selectStep(int step)
+{
+    m_selected = step;
+    m_cursor->setVisible(step >= 0);
+    if (step >= 0) {
+        m_cursor->point1->setCoords(step, 0);
+        m_cursor->point2->setCoords(step, 1);
+    }
+    queueReplot();
+}
+
+} // namespace gui

@@ -1,0 +1,126 @@
+#include "verdict.h"
+
+#include <QEvent>
+
+namespace gui {
+
+namespace {
+QString signedSaving(int64_t saving, headroom::Units units)
+{
+    // U+2212 minus: a saving reads as a reduction of the need.
+    return QStringLiteral("\u2212") + bytesText(saving, units);
+}
+
+int64_t batchOf(const headroom::Model& model, const headroom::Config& c)
+{
+    return model.batchSymbol >= 0 && static_cast<size_t>(model.batchSymbol) < c.symbols.size()
+               ? c.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
+}
+} // namespace
+
+QString adviceText(const headroom::Advice& a, const headroom::Model& model, headroom::Units units)
+{
+    using K = headroom::Advice::Kind;
+    QString what;
+    switch (a.kind) {
+    case K::Batch: what = VerdictBanner::tr("batch %1").arg(batchOf(model, a.changed)); break;
+    case K::Dtype: what = qs(headroom::toString(a.changed.dtype)); break;
+    case K::Checkpoint: what = VerdictBanner::tr("%n checkpoint segment(s)", nullptr, a.changed.checkpointSegments); break;
+    case K::Accumulate: what = VerdictBanner::tr("%n accumulation step(s)", nullptr, a.changed.accumulate); break;
+    case K::Inplace: what = VerdictBanner::tr("inplace activations"); break;
+    case K::Freeze: what = VerdictBanner::tr("freeze %1").arg(qs(a.changed.freeze.empty() ? std::string() : a.changed.freeze.front())); break;
+    case K::ZeroStage: what = qs(headroom::toString(a.changed.strategy)); break;
+    case K::Gpu0Batch: what = VerdictBanner::tr("GPU 0 batch %1").arg(a.changed.gpu0Batch); break;
+    }
+    if (what.isEmpty())
+        what = qs(a.summary);
+    //: %1 is a change such as "bf16", %2 the memory it saves
+    return VerdictBanner::tr("%1 (%2)").arg(what, signedSaving(a.saving(), units));
+}
+
+QString verdictText(const headroom::Report& report, headroom::Units units)
+{
+    const headroom::Fit& fit = report.fit;
+    const QString gpu = VerdictBanner::tr("%1 (%2)").arg(gpuDisplayName(fit.gpu), bytesText(fit.capacity, units));
+    if (fit.fits)
+        //: %1 GPU, %2 free bytes left, %3 largest batch that fits
+        return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom, max batch %3")
+            .arg(gpu, bytesText(fit.headroom, units)).arg(fit.maxBatch);
+    QString text = VerdictBanner::tr("Does not fit on %1 \u2014 needs %2").arg(gpu, bytesText(fit.needed, units));
+    return text;
+}
+
+VerdictBanner::VerdictBanner(QWidget* parent)
+    : QLabel(parent)
+{
+    setObjectName(QStringLiteral("verdict"));
+    setWordWrap(true);
+    setTextInteractionFlags(Qt::TextSelectableByMouse);
+    setMargin(8);
+    setAutoFillBackground(true);
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 1.25);
+    f.setBold(true);
+    setFont(f);
+    clear();
+}
+
+void VerdictBanner::clear()
+{
+    m_empty = true;
+    m_fits = false;
+    setText(tr("Open an ONNX model to see whether it fits."));
+    applyColours();
+}
+
+void VerdictBanner::setReport(const headroom::Model& model, const headroom::Report& report, headroom::Units units)
+{
+    m_empty = false;
+    m_fits = report.fit.fits;
+    QString text = verdictText(report, units);
+    if (!m_fits) {
+        QStringList tips;
+        for (const headroom::Advice& a : report.advice) {
+            if (tips.size() == 3)
+                break;
+            tips << adviceText(a, model, units);
+        }
+        if (!tips.isEmpty())
+            text += tr("; try %1").arg(tips.join(QStringLiteral(", ")));
+        else if (report.fit.maxBatch > 0)
+            text += tr("; max batch %1").arg(report.fit.maxBatch);
+    }
+    setText(text);
+    applyColours();
+}
+
+void VerdictBanner::changeEvent(QEvent* event)
+{
+    QLabel::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+        applyColours();
+}
+
+void VerdictBanner::applyColours()
+{
+    // Tinted from the palette's own window colour so dark themes stay dark.
+    const QPalette base = parentWidget() ? parentWidget()->palette() : QPalette();
+    const QColor window = base.color(QPalette::Window);
+    const bool dark = window.lightness() < 128;
+    QColor tint = window;
+    if (!m_empty) {
+        // A quarter of the signal colour over the window colour: readable text in light and dark themes.
+        const QColor signal = m_fits ? QColor(46, 160, 67) : QColor(218, 54, 51);
+        const double a = dark ? 0.35 : 0.25;
+        tint = QColor::fromRgbF(static_cast<float>(window.redF() * (1 - a) + signal.redF() * a),
+                                static_cast<float>(window.greenF() * (1 - a) + signal.greenF() * a),
+                                static_cast<float>(window.blueF() * (1 - a) + signal.blueF() * a));
+    }
+    QPalette p = palette();
+    p.setColor(QPalette::Window, tint);
+    p.setColor(QPalette::WindowText, base.color(QPalette::WindowText));
+    if (p != palette())
+        setPalette(p);
+}
+
+} // namespace gui

@@ -1,0 +1,34 @@
+#pragma once
+// The verdict banner: "Fits on RTX 4090 (24.0 GiB) — 3.10 GiB headroom, max batch 96" or "Does not fit
+// — needs 31.2 GiB; try bf16 (−9.80 GiB), ...". Every figure comes from computeFit() and advise().
+#include "guiutil.h"
+
+#include "headroom/report.h"
+
+#include <QLabel>
+
+namespace gui {
+
+QString verdictText(const headroom::Report& report, headroom::Units units);
+// One piece of advice, translated by kind: "bf16 (−9.80 GiB)".
+QString adviceText(const headroom::Advice& advice, const headroom::Model& model, headroom::Units units);
+
+class VerdictBanner : public QLabel
+{
+    Q_OBJECT
+public:
+    explicit VerdictBanner(QWidget* parent = nullptr);
+    void setReport(const headroom::Model& model, const headroom::Report& report, headroom::Units units);
+    void clear();
+    bool fits() const { return m_fits; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void applyColours();
+    bool m_fits = false;
+    bool m_empty = true;
+};
+
+} // namespace gui

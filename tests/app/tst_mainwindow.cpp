@@ -1,0 +1,325 @@
+// The main window end to end: open every corpus model, drag the batch slider, break a file.
+#include "batchsweepchart.h"
+#include "breakdownchart.h"
+#include "checkpointchart.h"
+#include "controlspanel.h"
+#include "layerfiltermodel.h"
+#include "layerspage.h"
+#include "layertreemodel.h"
+#include "logslider.h"
+#include "mainwindow.h"
+#include "modelloader.h"
+#include "overviewpage.h"
+#include "scalingpage.h"
+#include "session.h"
+#include "timelinechart.h"
+#include "timelinepage.h"
+#include "verdict.h"
+
+#include "headroom/report.h"
+
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeView>
+
+using namespace gui;
+
+namespace {
+QString dataFile(const char* name)
+{
+    return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name);
+}
+
+bool openAndWait(MainWindow& w, const QString& file)
+{
+    QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openFile(file);
+    return QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000) && !loaded.isEmpty();
+}
+
+int64_t batchOf(const headroom::Model& m, const headroom::Config& c)
+{
+    return m.batchSymbol >= 0 ? c.symbols[static_cast<size_t>(m.batchSymbol)] : 1;
+}
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_settings;
+
+    // Everything the window shows equals core's report for the same configuration, which is what
+    // `headroom-cli --json` prints (the CLI serialises toJson(buildReport(...)) too).
+    void compareWithCore(MainWindow& w)
+    {
+        const ModelPtr model = w.session()->model();
+        QVERIFY(model);
+        QVERIFY(w.session()->isComplete());
+        const headroom::Config config = w.controls()->config();
+        const headroom::Report expected = headroom::buildReport(*model, config);
+        const nlohmann::json json = headroom::toJson(*model, expected);
+        QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
+                 QString::fromStdString(json.dump()));
+
+        // Tree: each graph node's row carries the JSON layer figures.
+        const LayerTreeModel* tree = w.layersPage()->model();
+        const auto& layers = json["layers"];
+        QCOMPARE(layers.size(), model->nodes.size());
+        int64_t activationTotal = 0;
+        for (size_t n = 0; n < layers.size(); ++n) {
+            const QModelIndex row = tree->indexForNode(static_cast<int>(n));
+            QVERIFY(row.isValid());
+            activationTotal += layers[n]["activation_bytes"].get<int64_t>();
+            if (row.data(LayerTreeModel::NodeRole).toInt() != static_cast<int>(n))
+                continue;
+            QCOMPARE(row.siblingAtColumn(LayerTreeModel::ActivationColumn).data(LayerTreeModel::SortRole).toLongLong(),
+                     layers[n]["activation_bytes"].get<int64_t>());
+            QCOMPARE(row.siblingAtColumn(LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong(),
+                     layers[n]["saved_bytes"].get<int64_t>());
+            QCOMPARE(row.siblingAtColumn(LayerTreeModel::ParamsColumn).data(LayerTreeModel::SortRole).toLongLong(),
+                     layers[n]["params"].get<int64_t>());
+        }
+        QCOMPARE(tree->index(0, LayerTreeModel::ActivationColumn).data(LayerTreeModel::MaxCostRole).toLongLong(), activationTotal);
+
+        // Verdict: the fit figures of the JSON.
+        const auto& fit = json["fit"];
+        const QString verdict = w.verdict()->text();
+        QCOMPARE(w.verdict()->fits(), fit["fits"].get<bool>());
+        if (fit["fits"].get<bool>()) {
+            QVERIFY2(verdict.contains(bytesText(fit["headroom"].get<int64_t>(), headroom::Units::IEC)), qPrintable(verdict));
+            QVERIFY2(verdict.contains(QString::number(fit["max_batch"].get<int64_t>())), qPrintable(verdict));
+        } else {
+            QVERIFY2(verdict.contains(bytesText(fit["needed"].get<int64_t>(), headroom::Units::IEC)), qPrintable(verdict));
+        }
+
+        // Charts: the breakdown adds up to the need; sweep and checkpoint curve are the JSON's.
+        const auto& bars = w.overviewPage()->breakdown()->bars();
+        QCOMPARE(bars.size(), size_t{1});
+        int64_t sum = 0;
+        for (const auto& s : bars.front())
+            sum += s.bytes;
+        QCOMPARE(sum, fit["needed"].get<int64_t>());
+        QCOMPARE(bars.front()[0].bytes, json["memory"]["weights"].get<int64_t>());
+        QCOMPARE(bars.front()[1].bytes, json["memory"]["gradients"].get<int64_t>());
+        QCOMPARE(bars.front()[2].bytes, json["memory"]["optimizer"].get<int64_t>());
+        const auto& sweep = w.scalingPage()->sweep()->points();
+        QCOMPARE(sweep.size(), json.value("batch_sweep", nlohmann::json::array()).size());
+        for (size_t i = 0; i < sweep.size(); ++i) {
+            QCOMPARE(sweep[i].first, json["batch_sweep"][i]["batch"].get<int64_t>());
+            QCOMPARE(sweep[i].second, json["batch_sweep"][i]["needed"].get<int64_t>());
+        }
+        QCOMPARE(w.scalingPage()->sweep()->maxBatch(), fit["max_batch"].get<int64_t>());
+        const auto& curve = w.scalingPage()->checkpoints()->points();
+        if (json.contains("checkpoint")) {
+            QCOMPARE(curve.size(), json["checkpoint"]["curve"].size());
+            for (size_t i = 0; i < curve.size(); ++i)
+                QCOMPARE(curve[i].peak, json["checkpoint"]["curve"][i]["peak"].get<int64_t>());
+        }
+        const auto timeline = w.timelinePage()->chart()->plot()->graph(0)->data();
+        QCOMPARE(static_cast<size_t>(timeline->size()), expected.evaluation.timeline.size());
+        if (!expected.evaluation.timeline.empty())
+            QCOMPARE(static_cast<int64_t>((timeline->constEnd() - 1)->value), expected.evaluation.timeline.back().allocated);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_settings.isValid());
+        useSettingsDirectory(m_settings.path());
+        QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
+        QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
+    }
+
+    void openEveryModel_data()
+    {
+        QTest::addColumn<QString>("file");
+        const QDir dir(QStringLiteral(HEADROOM_TEST_DATA));
+        const QStringList files = dir.entryList({QStringLiteral("*.onnx")}, QDir::Files, QDir::Name);
+        QVERIFY(!files.isEmpty());
+        for (const QString& f : files)
+            QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    }
+
+    void openEveryModel()
+    {
+        QFETCH(QString, file);
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QString error;
+        w.setErrorHandler([&](const QString& e) { error = e; });
+        QVERIFY2(openAndWait(w, file), qPrintable(error));
+        QAbstractItemModelTester treeTester(w.layersPage()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester proxyTester(w.layersPage()->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(w.layersPage()->model()->rowCount() > 0);
+        QCOMPARE(w.currentFile(), file);
+        compareWithCore(w);
+    }
+
+    void batchSlider_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QList<int>>("batches");
+        QTest::newRow("resnet50") << dataFile("resnet50.onnx") << QList<int>{1, 8, 32, 256, 1024};
+        QTest::newRow("tiny_gpt") << dataFile("tiny_gpt.onnx") << QList<int>{2, 16, 64};
+        QTest::newRow("bert_like") << dataFile("bert_like.onnx") << QList<int>{4, 48};
+    }
+
+    void batchSlider()
+    {
+        QFETCH(QString, file);
+        QFETCH(QList<int>, batches);
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QVERIFY(openAndWait(w, file));
+        LogSlider* slider = w.controls()->batchSlider();
+        QVERIFY(slider);
+        QAbstractItemModelTester tester(w.layersPage()->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QTreeView* view = w.layersPage()->view();
+        const QModelIndex first = w.layersPage()->proxy()->index(0, 0);
+        view->expand(first);
+        view->setCurrentIndex(first);
+        QSignalSpy resets(w.layersPage()->model(), &QAbstractItemModel::modelReset);
+        QSignalSpy changes(w.layersPage()->model(), &QAbstractItemModel::dataChanged);
+        for (int batch : batches) {
+            // Drag: the QSlider position, as the user moves it.
+            slider->slider()->setValue(LogSlider::positionFor(batch));
+            QCOMPARE(slider->value(), batch);
+            QCOMPARE(batchOf(*w.session()->model(), w.session()->config()), int64_t{batch});
+            compareWithCore(w);
+        }
+        QCOMPARE(resets.count(), 0);
+        QVERIFY(changes.count() > 0);
+        QVERIFY(view->isExpanded(w.layersPage()->proxy()->index(0, 0)) || w.layersPage()->proxy()->rowCount(first) == 0);
+        QCOMPARE(view->currentIndex().row(), 0);
+    }
+
+    // Without synchronous details: each tick shows buildReport(..., {.sweep = false}) at once, and the
+    // full report arrives from the worker; stale worker results never overwrite a newer configuration.
+    void fastPathMatchesCore_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("resnet50") << dataFile("resnet50.onnx");
+        QTest::newRow("tiny_gpt") << dataFile("tiny_gpt.onnx");
+    }
+    void fastPathMatchesCore()
+    {
+        QFETCH(QString, file);
+        MainWindow w;
+        QVERIFY(openAndWait(w, file));
+        QSignalSpy complete(&w, &MainWindow::reportComplete);
+        QVERIFY(complete.wait(60000));
+        const ModelPtr model = w.session()->model();
+        for (int batch : {2, 3, 4, 6, 8, 12, 16, 40, 64}) {
+            w.controls()->batchSlider()->slider()->setValue(LogSlider::positionFor(batch));
+            const headroom::Report fast = headroom::buildReport(*model, w.controls()->config(), {.timeline = false, .sweep = false});
+            QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
+                     QString::fromStdString(headroom::toJson(*model, fast).dump()));
+            QCOMPARE(w.verdict()->fits(), fast.fit.fits);
+        }
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->isComplete(); }, 60000));
+        compareWithCore(w);
+    }
+
+    void brokenFileKeepsModel()
+    {
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QStringList errors;
+        w.setErrorHandler([&](const QString& e) { errors << e; });
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        const ModelPtr before = w.session()->model();
+
+        QTemporaryDir dir;
+        const QString broken = dir.filePath(QStringLiteral("broken.onnx"));
+        QFile f(broken);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a protobuf \x01\x02\x03\xff\xff\xff");
+        f.close();
+        QSignalSpy failed(&w, &MainWindow::loadFailed);
+        w.openFile(broken);
+        QVERIFY(failed.wait(30000));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(errors.front().contains(QStringLiteral("broken.onnx")), qPrintable(errors.front()));
+        QVERIFY(!errors.front().contains(QLatin1Char('\n')));
+        QCOMPARE(w.session()->model(), before);
+        QCOMPARE(w.currentFile(), dataFile("resnet18.onnx"));
+        QVERIFY(w.layersPage()->model()->rowCount() > 0);
+
+        w.openFile(dir.filePath(QStringLiteral("missing.onnx")));
+        QVERIFY(failed.wait(30000));
+        QCOMPARE(errors.size(), 2);
+        QCOMPARE(w.session()->model(), before);
+    }
+
+    void staleLoadIsDropped()
+    {
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+        w.openFile(dataFile("vgg16.onnx"));
+        w.openFile(dataFile("resnet18.onnx")); // supersedes the first
+        QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty(); }, 60000));
+        QTest::qWait(200);
+        QCOMPARE(loaded.count(), 1);
+        QCOMPARE(loaded.front().front().toString(), dataFile("resnet18.onnx"));
+    }
+
+    void timelineClickSelectsLiveLayers()
+    {
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        const headroom::Evaluation& e = w.session()->report().evaluation;
+        // The last forward step: every activation saved for backward is live there.
+        int step = -1;
+        for (const headroom::TimelinePoint& p : e.timeline)
+            if (p.phase == headroom::Phase::Forward)
+                step = p.step;
+        QVERIFY(step >= 0);
+        emit w.timelinePage()->chart()->stepClicked(step);
+        const auto selected = w.layersPage()->view()->selectionModel()->selectedRows();
+        QVERIFY(!selected.isEmpty());
+    }
+
+    void freezeRecomputes()
+    {
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        LayerTreeModel* tree = w.layersPage()->model();
+        const int64_t before = w.session()->report().evaluation.memory.gradients;
+        const QModelIndex first = tree->index(0, LayerTreeModel::NameColumn);
+        QVERIFY(tree->setData(first, Qt::Checked, Qt::CheckStateRole));
+        QVERIFY(!w.session()->config().freeze.empty());
+        QCOMPARE(first.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
+        QVERIFY(w.session()->report().evaluation.memory.gradients <= before);
+        compareWithCore(w);
+    }
+
+    void settingsPersist()
+    {
+        {
+            MainWindow w;
+            w.session()->setSynchronousDetails(true);
+            QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+            w.controls()->batchSlider()->setValue(24);
+            w.close();
+        }
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        QCOMPARE(w.controls()->batchSlider()->value(), 24);
+        w.controls()->batchSlider()->setValue(1);
+        w.close();
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,145 @@
+// Slider-to-repaint latency of the main window: move the batch slider one stop, then run the event loop
+// until the layer tree and the verdict have repainted (and the visible chart, on the chart tab). Median
+// and maximum over a 100-step drag (50 stops up, 50 down), on resnet50 and on a 10k-node transformer.
+#include "controlspanel.h"
+#include "guiutil.h"
+#include "layerspage.h"
+#include "logslider.h"
+#include "mainwindow.h"
+#include "session.h"
+#include "timelinechart.h"
+#include "timelinepage.h"
+#include "verdict.h"
+
+#include "headroom/synthetic.h"
+
+#include <benchmark/benchmark.h>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSlider>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeView>
+
+#include <algorithm>
+
+namespace {
+
+// Runs the event loop until `done` or the timeout (the bench links no QtTest).
+template <typename F>
+bool waitFor(F done, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!done() && t.elapsed() < timeoutMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return done();
+}
+
+// Counts paint events on the widgets whose repaint ends a tick.
+class PaintWatch : public QObject
+{
+public:
+    int paints = 0;
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::Paint)
+            ++paints;
+        return false;
+    }
+};
+
+QTemporaryDir& tempDir()
+{
+    static QTemporaryDir dir;
+    return dir;
+}
+
+QString modelFile(int which)
+{
+    if (which == 0)
+        return QStringLiteral(HEADROOM_TEST_DATA "/resnet50.onnx");
+    const QString path = tempDir().filePath(QStringLiteral("transformer10k.onnx"));
+    if (!QFile::exists(path)) {
+        QFile f(path);
+        f.open(QIODevice::WriteOnly);
+        const std::string bytes = headroom::makeSyntheticTransformer(120, 256, 8, 8000);
+        f.write(bytes.data(), static_cast<qint64>(bytes.size()));
+    }
+    return path;
+}
+
+void BM_SliderDrag(benchmark::State& state)
+{
+    const int which = static_cast<int>(state.range(0));
+    const int tab = static_cast<int>(state.range(1));
+    gui::MainWindow w;
+    w.resize(1500, 950);
+    w.show();
+    bool loaded = false;
+    QObject::connect(&w, &gui::MainWindow::modelLoaded, [&] { loaded = true; });
+    w.openFile(modelFile(which));
+    if (!waitFor([&] { return loaded; }, 120000)) {
+        state.SkipWithError("model did not load");
+        return;
+    }
+    w.tabs()->setCurrentIndex(tab);
+    gui::LogSlider* slider = w.controls()->batchSlider();
+    slider->setValue(1);
+    waitFor([&] { return w.session()->isComplete(); }, 120000);
+    waitFor([] { return false; }, 200);
+
+    PaintWatch watch;
+    std::vector<QWidget*> watched = {w.verdict()};
+    if (tab == 0)
+        watched.push_back(w.layersPage()->view()->viewport());
+    else
+        watched.push_back(w.timelinePage()->chart()->plot());
+    std::vector<double> latencies;
+    for (auto _ : state) {
+        latencies.clear();
+        const int start = slider->slider()->value();
+        for (int i = 0; i < 100; ++i) {
+            const int position = start + (i < 50 ? i + 1 : 99 - i);
+            QElapsedTimer timer;
+            timer.start();
+            const int paintedBefore = watch.paints;
+            for (QWidget* wd : watched)
+                wd->installEventFilter(&watch);
+            slider->slider()->setValue(position); // what a drag does: valueChanged -> recompute -> views
+            // Run the event loop until every watched widget has painted once since the move.
+            const int target = paintedBefore + static_cast<int>(watched.size());
+            while (watch.paints < target && timer.elapsed() < 2000)
+                QCoreApplication::processEvents(QEventLoop::AllEvents);
+            latencies.push_back(static_cast<double>(timer.nsecsElapsed()) / 1e6);
+            for (QWidget* wd : watched)
+                wd->removeEventFilter(&watch);
+        }
+    }
+    std::vector<double> sorted = latencies;
+    std::sort(sorted.begin(), sorted.end());
+    state.counters["median_ms"] = sorted[sorted.size() / 2];
+    state.counters["max_ms"] = sorted.back();
+    state.counters["nodes"] = static_cast<double>(w.session()->model()->nodes.size());
+}
+
+} // namespace
+
+// Args: model (0 resnet50, 1 10k-node transformer), visible tab (0 layers, 2 timeline).
+BENCHMARK(BM_SliderDrag)->Args({0, 0})->Args({0, 2})->Args({1, 0})->Args({1, 2})->Iterations(1)->Unit(benchmark::kMillisecond);
+
+int main(int argc, char** argv)
+{
+    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+    QApplication app(argc, argv);
+    QTemporaryDir settings;
+    gui::useSettingsDirectory(settings.path());
+    QApplication::setOrganizationName(QStringLiteral("Headroom"));
+    QApplication::setApplicationName(QStringLiteral("HeadroomBench"));
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
