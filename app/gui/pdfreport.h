@@ -1,0 +1,28 @@
+#pragma once
+// The PDF memory report (DESIGN.md "The report"): a document a team lead can read without the app.
+#include "headroom/format.h"
+
+#include <QString>
+
+namespace headroom {
+struct Config;
+struct Model;
+struct Report;
+} // namespace headroom
+
+struct PdfReportOptions {
+    headroom::Units units = headroom::Units::IEC;
+    bool gpuTable = true; // the "would it fit on ..." table over the GPU presets (costs one fit each)
+};
+
+// Writes the report for `config` to `file` (A4, vector charts drawn by the GUI's own chart classes,
+// paginated tables). Text goes through tr(), so the installed translator decides the language; a CJK font
+// is chosen when QLocale's default language needs one (LanguageService sets it).
+// The file is written atomically (QSaveFile): on failure nothing is left at `file`, the function returns
+// false and *error (if given) holds one line naming the file and the problem.
+// Needs a QApplication (the charts are widgets); headless callers use the offscreen platform.
+bool writePdfReport(const QString& file, const headroom::Model& model, const headroom::Config& config,
+                    QString* error, const PdfReportOptions& options = {});
+// The same from a report computed already (buildReport with sweep on, so the curves are there).
+bool writePdfReport(const QString& file, const headroom::Model& model, const headroom::Report& report,
+                    QString* error, const PdfReportOptions& options = {});

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# headroom-cli --pdf writes the report headless (offscreen Qt): the model name, the peak exactly as the JSON
+# has it, the number of layers, at least 4 pages; --lang zh_CN gives Chinese text (not boxes: pdftotext
+# reads the characters back only when the font has them and the PDF maps them to Unicode).
+set -u
+cli=$1; data=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+for tool in pdftotext pdfinfo python3; do
+  command -v $tool >/dev/null || { echo "$tool missing (install-deps.sh installs poppler-utils)"; exit 1; }
+done
+export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
+# Without a runtime directory Qt warns on stderr, which would mask the one-line error checked below.
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  export XDG_RUNTIME_DIR=$tmp/run; mkdir -m 700 "$XDG_RUNTIME_DIR"
+fi
+fail=0; passed=0
+check() { # name, condition...
+  local name=$1; shift
+  if "$@"; then passed=$((passed+1)); else echo "FAIL: $name"; fail=$((fail+1)); fi
+}
+json_field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+pages() { pdfinfo "$1" | awk '/^Pages:/ {print $2}'; }
+
+for model in resnet50 tiny_gpt; do
+  pdf=$tmp/$model.pdf
+  check "$model: --pdf exits 0" "$cli" "$data/$model.onnx" --pdf "$pdf"
+  [ -s "$pdf" ] || { echo "FAIL: $model: no PDF written"; fail=$((fail+1)); continue; }
+  "$cli" "$data/$model.onnx" --json >"$tmp/$model.json"
+  peak=$(json_field "$tmp/$model.json" "j['memory']['peak']")
+  layers=$(json_field "$tmp/$model.json" "len(j['layers'])")
+  pdftotext -layout "$pdf" "$tmp/$model.txt"
+  check "$model: names the model" grep -q "$model.onnx" "$tmp/$model.txt"
+  check "$model: peak $peak bytes as in the JSON" grep -q "Peak allocated: .*($peak bytes)" "$tmp/$model.txt"
+  check "$model: $layers layers" grep -q "Layer table ($layers layers)" "$tmp/$model.txt"
+  check "$model: at least 4 pages" test "$(pages "$pdf")" -ge 4
+done
+
+# Chinese: the translated report, with CJK glyphs that pdftotext can read back.
+check "zh_CN: --lang zh_CN --pdf exits 0" "$cli" "$data/tiny_gpt.onnx" --lang zh_CN --pdf "$tmp/zh.pdf"
+pdftotext "$tmp/zh.pdf" "$tmp/zh.txt" 2>/dev/null
+check "zh_CN: Chinese text" python3 -c "
+import sys; t=open(sys.argv[1], encoding='utf-8').read()
+sys.exit(0 if sum('\u4e00' <= c <= '\u9fff' for c in t) > 50 else 1)" "$tmp/zh.txt"
+check "zh_CN: the report title" grep -q "GPU 显存报告" "$tmp/zh.txt"
+
+# A failed write leaves nothing behind and says why in one line naming the file.
+"$cli" "$data/tiny_gpt.onnx" --pdf "$tmp/no/such/dir/r.pdf" 2>"$tmp/err"; rc=$?
+check "unwritable: exit 1" test "$rc" -eq 1
+check "unwritable: one line naming the file" test "$(wc -l <"$tmp/err")" -eq 1 -a -n "$(grep r.pdf "$tmp/err")"
+check "unwritable: no partial file" test ! -e "$tmp/no/such/dir/r.pdf"
+
+echo "$passed passed, $fail failed"
+exit $((fail > 0))
