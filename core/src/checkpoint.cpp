@@ -49,6 +49,8 @@ std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, 
     for (size_t u = 0; u < nU; ++u) {
         int64_t b = 0;
         for (const SavedItem& it : plan.units[u].saved) {
+            if (!savedItemActive(plan, shapes, it))
+                continue;
             if (it.kind == SavedItem::Kind::Storage) {
                 if (seen[static_cast<size_t>(it.tensor)])
                     continue;

@@ -18,9 +18,28 @@ bool passesThrough(std::string_view op, size_t slot)
            || op == "Flatten" || op == "CastLike" || op == "Expand" || op == "Tile";
 }
 
-enum class Use { None, Weight, BatchStat };
+enum class Use { None, Weight, BatchStat, Constant };
 
-Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::vector<char>& fromInput)
+// torch.onnx writes F.instance_norm without a weight (InstanceNorm2d(affine=False)) and F.group_norm (whose
+// affine is applied after a Reshape back) as InstanceNormalization with a ones/zeros scale and bias it makes
+// itself: a Constant node, or an initializer named "onnx::InstanceNormalization_NN" (the prefix torch.onnx
+// gives tensors that are not state_dict entries). Those are constants: nothing trains them, and PyTorch
+// counts no parameter for them. A trained InstanceNorm scale is a module's state_dict tensor ("n1.weight")
+// and stays a parameter; other exporters' names carry no "onnx::" prefix and are unaffected.
+bool exporterMadeNormConstant(const Tensor& t, bool isConstantNode)
+{
+    return isConstantNode || std::string_view(t.name).starts_with("onnx::");
+}
+
+// A stored float tensor (through Expand/Tile) concatenated with activations is learned: class tokens,
+// learned queries and registers (torch.cat((cls.expand(B, -1, -1), x), 1)) get a gradient from the concat.
+bool concatWithActivation(const Node& n, const std::vector<char>& fromInput)
+{
+    return std::any_of(n.inputs.begin(), n.inputs.end(), [&](int t) { return t >= 0 && fromInput[size_t(t)]; });
+}
+
+Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::vector<char>& fromInput,
+          const Tensor& self, bool isConstantNode)
 {
     const std::string_view op = n.op;
     if (op == "Conv" || op == "ConvTranspose")
@@ -29,6 +48,10 @@ Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::
         return Use::Weight;
     if (op == "BatchNormalization")
         return slot == 1 || slot == 2 ? Use::Weight : (slot >= 3 ? Use::BatchStat : Use::None);
+    if (op == "InstanceNormalization" && (slot == 1 || slot == 2) && exporterMadeNormConstant(self, isConstantNode))
+        return Use::Constant;
+    if (op == "Concat" && concatWithActivation(n, fromInput) && numel > 1 && !isConstantNode)
+        return Use::Weight;
     if (op == "InstanceNormalization" || op == "LayerNormalization" || op == "GroupNormalization"
         || op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization")
         return slot >= 1 ? Use::Weight : Use::None;
@@ -83,7 +106,7 @@ void classifyTensors(Model& m)
         for (const DimExpr& d : t.shape.dims)
             numel = checkedMul(numel, d.constantValue().value_or(0)).value_or(INT64_MAX);
 
-        bool weight = false, batchStat = false;
+        bool weight = false, batchStat = false, constant = false;
         queue.assign(1, static_cast<int>(ti));
         std::vector<int> visited{static_cast<int>(ti)};
         seen[ti] = 1;
@@ -95,6 +118,12 @@ void classifyTensors(Model& m)
                 for (size_t k = 0; k < explicitCount; ++k) {
                     if (n.inputs[k] != queue[q])
                         continue;
+                    const Use u = useOf(m, n, k, numel, fromInput, t, isConstantNode);
+                    weight = weight || u == Use::Weight;
+                    batchStat = batchStat || u == Use::BatchStat;
+                    constant = constant || u == Use::Constant;
+                    if (u != Use::None)
+                        continue;
                     if (passesThrough(n.op, k)) {
                         for (int out : n.outputs)
                             if (out >= 0 && !seen[size_t(out)]) {
@@ -104,18 +133,15 @@ void classifyTensors(Model& m)
                             }
                         continue;
                     }
-                    const Use u = useOf(m, n, k, numel, fromInput);
-                    weight = weight || u == Use::Weight;
-                    batchStat = batchStat || u == Use::BatchStat;
                 }
             }
         }
         for (int v : visited)
             seen[size_t(v)] = 0;
 
-        if (isFloating(t.dtype) && weight)
+        if (isFloating(t.dtype) && weight && !constant)
             t.role = TensorRole::Parameter;
-        else if (isConstantNode)
+        else if (isConstantNode || constant)
             t.role = TensorRole::Constant;
         else if (batchStat || numel > 1)
             t.role = TensorRole::Buffer;

@@ -159,6 +159,8 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
                 continue;
             }
             for (const SavedItem& it : p.units[u].saved) {
+                if (!savedItemActive(p, e.shapes, it))
+                    continue;
                 if (it.kind == SavedItem::Kind::Storage) {
                     if (seen[static_cast<size_t>(it.tensor)])
                         continue;
@@ -242,6 +244,27 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
 }
 
 } // namespace
+
+std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
+{
+    const Model& m = *p.model;
+    const bool train = !policyIsInference(config);
+    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const Sizes sizes = computeSizes(p, config, shapes, train);
+    SimOptions opt;
+    opt.events = false;
+    opt.inplace = config.inplace;
+    if (train && config.checkpointSegments > 1) {
+        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    }
+    const SimResult sim = simulate(p, config, shapes, sizes, opt);
+    std::vector<int64_t> highs;
+    highs.reserve(sim.timeline.size());
+    for (const TimelinePoint& pt : sim.timeline)
+        highs.push_back(std::max(pt.high, pt.allocated));
+    return highs;
+}
 
 Evaluation evaluate(const EnginePlan& plan, const Config& config)
 {

@@ -22,12 +22,17 @@ struct SavedItem {
     int dimBegin = -1, dimEnd = -1;
     int elemBytes = 0;      // 0: the activation element size of `tensor` under the policy
     bool fp32Stat = false;  // statistics stay fp32 under every policy
+    // Binding-dependent items: kept only when view `condView` is (condContig) or is not (!condContig)
+    // contiguous at the bound sizes (a transpose that only moves size-1 dims needs no copy). -1: always.
+    int condView = -1;
+    bool condContig = false;
 };
 
-enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu };
+enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu, GroupNorm };
 
 // An op as autograd sees it: a single ONNX node, or a recognised decomposition (LayerNorm written
-// with ReduceMean/Sub/Pow/Sqrt/Div, GELU with Erf, SiLU with Sigmoid*x) that PyTorch runs as one op.
+// with ReduceMean/Sub/Pow/Sqrt/Div, GELU with Erf, SiLU with Sigmoid*x, GroupNorm as Reshape,
+// InstanceNormalization, Reshape, Mul, Add) that PyTorch runs as one op.
 struct Unit {
     UnitKind kind = UnitKind::Op;
     int head = -1;                 // node whose position the unit takes in topological order
@@ -35,6 +40,9 @@ struct Unit {
     std::vector<int> inputs;       // external input tensors (distinct, omitted ones dropped)
     std::vector<int> outputs;      // output tensors (head's outputs)
     std::vector<SavedItem> saved;  // what backward needs
+    // Transient workspaces (Extra-sized), alive only during the unit's forward / backward step: an RNN's
+    // precomputed input-side gates, and the per-step gate gradients backward stacks for them.
+    std::vector<SavedItem> forwardScratch, backwardScratch;
     bool isView = false;           // outputs alias input 0's storage (no allocation)
     bool viewInInference = false;  // Dropout: identity at inference
     bool passGrad = false;         // backward hands the output gradient to same-sized inputs as is
@@ -107,8 +115,14 @@ struct Sizes {
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& options);
+// Whether a binding-dependent item applies at these shapes (always true for unconditional items).
+bool savedItemActive(const PlanData& plan, const ShapeTable& shapes, const SavedItem& item);
 int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTable& shapes,
                        const Sizes& sizes, const SavedItem& item);
+
+// Highest allocated bytes of every timeline step (exact allocator, no events): what maxBatch fits
+// per step (engine.cpp).
+std::vector<int64_t> stepHighs(const PlanData& plan, const Config& config);
 
 // Checkpoint segments (checkpoint.cpp): segment index per unit for k segments.
 std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,

@@ -183,6 +183,42 @@ struct Builder {
         addFused(UnitKind::Gelu, nodes, x);
     }
 
+    // Reshape to [N, G, -1], InstanceNormalization (exporter's ones/zeros scale and bias), Reshape back,
+    // then the affine * weight + bias: torch.onnx's GroupNorm. PyTorch runs native_group_norm, which keeps
+    // its input plus a mean and rstd per (N, G); the normalised tensor and the affine's product are
+    // never saved.
+    void tryGroupNorm(int in)
+    {
+        const Node& nn = node(in);
+        if (nn.inputs.size() < 3 || !isStatic(nn.inputs[1]) || !isStatic(nn.inputs[2]))
+            return;
+        const int r1 = producer(nn.inputs[0]);
+        if (!usable(r1, "Reshape") || only(nn.inputs[0]) != in || node(r1).inputs.empty())
+            return;
+        const int x = node(r1).inputs[0];
+        const int r2 = only(out(in));
+        if (!usable(r2, "Reshape"))
+            return;
+        std::vector<int> nodes{r1, in, r2};
+        int last = r2;
+        int nx = only(out(last));
+        if (usable(nx, "Mul") && isStatic(other(nx, out(last)))) {
+            nodes.push_back(nx);
+            last = nx;
+            nx = only(out(last));
+        }
+        if (usable(nx, "Add") && isStatic(other(nx, out(last))))
+            nodes.push_back(nx);
+        addFused(UnitKind::GroupNorm, nodes, x);
+        SavedItem stats{SavedItem::Kind::Extra, nn.inputs[0]}; // [N, G, ...]: dims 0..2
+        stats.num = 2;
+        stats.elemBytes = 4;
+        stats.fp32Stat = true;
+        stats.dimBegin = 0;
+        stats.dimEnd = 2;
+        p.units.back().saved.push_back(stats);
+    }
+
     // x * sigmoid(x): nn.SiLU keeps x only.
     void trySilu(int s)
     {
@@ -312,6 +348,8 @@ PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
             b.tryGelu(static_cast<int>(n));
         else if (nd.op == "Sigmoid")
             b.trySilu(static_cast<int>(n));
+        else if (nd.op == "InstanceNormalization")
+            b.tryGroupNorm(static_cast<int>(n));
     }
     for (size_t n = 0; n < nN; ++n) {
         const Node& nd = m.nodes[n];
@@ -376,6 +414,9 @@ PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
                     kind = std::max<uint8_t>(kind, 1);
             } else if (nd.op == "Slice" || nd.op == "Expand") {
                 kind = std::max<uint8_t>(kind, 1);
+            } else if (nd.op == "Gather") {
+                if (nd.attrInt("axis", 0) != 0)
+                    kind = std::max<uint8_t>(kind, 1);
             } else if ((nd.op == "Reshape" || nd.op == "Flatten") && inKind == 2) {
                 copies = true; // torch.reshape of a permuted view materialises a contiguous copy
             }
@@ -444,7 +485,7 @@ PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
     for (const Unit& u : p.units) {
         const Node& nd = m.nodes[static_cast<size_t>(u.head)];
         bool low = false;
-        if (u.kind == UnitKind::LayerNorm) {
+        if (u.kind == UnitKind::LayerNorm || u.kind == UnitKind::GroupNorm) {
             low = false;
         } else if (ampLowOp(nd.op)) {
             low = true;

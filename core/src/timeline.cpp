@@ -129,8 +129,10 @@ int64_t itemBytesImpl(const PlanData& plan, const Config& /*config*/, const Shap
     if (s.tensor < 0)
         return 0;
     const size_t t = static_cast<size_t>(s.tensor);
-    if (s.kind != SavedItem::Kind::Extra)
+    if (s.kind == SavedItem::Kind::Storage)
         return sizes.act[t];
+    if (s.kind == SavedItem::Kind::Copy) // num copies (one per RNN direction)
+        return checkedMul(sizes.act[t], s.num).value_or(0) / std::max<int64_t>(s.den, 1);
     int64_t elems = 0;
     if (s.dimBegin >= 0) {
         const auto& dims = plan.model->tensors[t].shape.dims;
@@ -157,7 +159,46 @@ int64_t itemBytesImpl(const PlanData& plan, const Config& /*config*/, const Shap
     return checkedMul(elems, elem).value_or(0);
 }
 
+// A permuted view is still contiguous when the permutation only moves dims of extent 1 at this binding
+// (x.transpose(0, 1) of a [1, T, C] tensor): PyTorch's is_contiguous() ignores them, so nothing is copied.
+bool viewContiguousAt(const PlanData& plan, const ShapeTable& shapes, int t)
+{
+    if (t < 0 || !plan.nonContig[static_cast<size_t>(t)])
+        return true;
+    const Model& m = *plan.model;
+    const int pr = m.tensors[static_cast<size_t>(t)].producer;
+    if (pr < 0)
+        return false;
+    const Node& nd = m.nodes[static_cast<size_t>(pr)];
+    if (nd.op != "Transpose" || nd.inputs.empty() || nd.inputs[0] < 0 ||
+        plan.nonContig[static_cast<size_t>(nd.inputs[0])])
+        return false;
+    const auto perm = nd.attrInts("perm");
+    const auto& dims = m.tensors[static_cast<size_t>(nd.inputs[0])].shape.dims;
+    if (perm.size() != dims.size())
+        return false;
+    int64_t last = -1;
+    for (int64_t d : perm) {
+        if (d < 0 || static_cast<size_t>(d) >= dims.size())
+            return false;
+        const auto v = dims[static_cast<size_t>(d)].eval(shapes.values);
+        if (!v)
+            return false;
+        if (*v == 1)
+            continue;
+        if (d < last)
+            return false;
+        last = d;
+    }
+    return true;
+}
+
 } // namespace
+
+bool savedItemActive(const PlanData& plan, const ShapeTable& shapes, const SavedItem& item)
+{
+    return item.condView < 0 || viewContiguousAt(plan, shapes, item.condView) == item.condContig;
+}
 
 int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                        const SavedItem& item)
@@ -230,7 +271,7 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
             if (checkpointed(u))
                 continue;
             for (const SavedItem& it : plan.units[u].saved) {
-                if (it.kind != SavedItem::Kind::Storage)
+                if (it.kind != SavedItem::Kind::Storage || !savedItemActive(plan, shapes, it))
                     continue;
                 const int rt = rootRT[static_cast<size_t>(it.tensor)];
                 if (firstSaver[static_cast<size_t>(rt)] < 0) {
@@ -348,7 +389,7 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
         }
         if (train && (!checkpointed(u) || recompute)) {
             for (const SavedItem& it : unit.saved) {
-                if (it.kind == SavedItem::Kind::Storage)
+                if (it.kind == SavedItem::Kind::Storage || !savedItemActive(plan, shapes, it))
                     continue;
                 const int id = s.alloc(itemBytesImpl(plan, config, shapes, sizes, it), Category::Activations,
                                        it.tensor, 1);
@@ -356,6 +397,8 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                 unitExtras[u].push_back(id);
             }
         }
+        for (const SavedItem& it : unit.forwardScratch)
+            s.decref(s.alloc(itemBytesImpl(plan, config, shapes, sizes, it), Category::Activations, it.tensor, 1));
         for (int t : unit.inputs) {
             if (!plan.dynamic[static_cast<size_t>(t)])
                 continue;
@@ -460,7 +503,7 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                         }
                     }
                     for (const SavedItem& it : plan.units[v].saved) {
-                        if (it.kind != SavedItem::Kind::Storage)
+                        if (it.kind != SavedItem::Kind::Storage || !savedItemActive(plan, shapes, it))
                             continue;
                         const int rt = rootRT[static_cast<size_t>(it.tensor)];
                         if (!ckSaved[static_cast<size_t>(rt)]) {
@@ -496,6 +539,10 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                 (!ckpt || releaseAtCk[ui].empty()))
                 continue;
             s.begin(unit.head, Phase::Backward);
+            if (runs)
+                for (const SavedItem& it : unit.backwardScratch)
+                    s.decref(s.alloc(itemBytesImpl(plan, config, shapes, sizes, it), Category::Activations,
+                                     it.tensor, 1));
             if (runs) {
                 const int out0 = unit.outputs.empty() ? -1 : unit.outputs[0];
                 const int og = out0 >= 0 ? gradBuf[static_cast<size_t>(out0)] : -1;
