@@ -137,16 +137,19 @@ std::string humanReport(const Model& model, const Report& report, int depth)
             item("master weights", m.masterWeights);
         item("activations saved", m.activationsSaved);
     }
-    item("activations at peak", m.activationsPeak);
+    item("activations live at peak", m.activationsPeak);
     item("peak (allocated)", m.peak);
     item("peak (reserved)", m.reservedPeak);
     item("workspace", m.workspace);
     item("CUDA context", m.context);
     item("classic estimate", m.classicEstimate);
     if (m.classicEstimate > 0 && m.peak > 0) {
-        char ratio[64];
-        std::snprintf(ratio, sizeof ratio, "%.2fx", static_cast<double>(m.peak) / static_cast<double>(m.classicEstimate));
-        out << "  (the seed rule params x n + batch x outputs x 2 is off by " << ratio << ")\n";
+        // Say which way the rule of thumb errs: that is what a user acting on it would get wrong.
+        const double ratio = static_cast<double>(m.classicEstimate) / static_cast<double>(m.peak);
+        char text[128];
+        std::snprintf(text, sizeof text, "%.2fx %s", ratio >= 1 ? ratio : 1 / ratio,
+                      ratio >= 1 ? "more than the exact peak" : "less than the exact peak");
+        out << "  (the seed rule params x n + batch x outputs x 2 says " << text << ")\n";
     }
     if (e.inplaceTransientSaving != 0)
         out << "  inplace activations change the transient peak by " << formatBytes(-e.inplaceTransientSaving) << "\n";
