@@ -140,7 +140,7 @@ int64_t maxBatch(const Model& model, const Config& config, int64_t limit)
     return maxBatch(makePlan(model, config.freeze), config, limit);
 }
 
-Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation)
+Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
 {
     Fit f;
     f.gpu = config.gpu.name;
@@ -148,8 +148,13 @@ Fit computeFit(const Model& model, const Config& config, const Evaluation& evalu
     f.needed = neededBytes(config, evaluation);
     f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     f.headroom = f.capacity - f.needed;
-    f.maxBatch = maxBatch(model, config);
+    f.maxBatch = maxBatch(plan, config);
     return f;
+}
+
+Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation)
+{
+    return computeFit(makePlan(model, config.freeze), config, evaluation);
 }
 
 } // namespace headroom

@@ -51,14 +51,15 @@ nlohmann::json shapeJson(const Model& model, int tensor, const Bindings& values)
 
 } // namespace
 
-Report buildReport(const Model& model, const Config& config, const ReportOptions& options)
+Report buildReport(const EnginePlan& plan, const Config& config, const ReportOptions& options)
 {
+    const Model& model = *plan.model;
     Report r;
     r.config = config;
-    r.evaluation = evaluate(model, config);
-    r.fit = computeFit(model, config, r.evaluation);
+    r.evaluation = evaluate(plan, config);
+    r.fit = computeFit(plan, config, r.evaluation);
     if (config.gpus > 1 || config.strategy != Strategy::Single)
-        r.cluster = evaluateCluster(model, config);
+        r.cluster = evaluateCluster(plan, config);
     if (!options.sweep)
         return r;
     if (config.mode == Mode::Train) {
@@ -68,12 +69,16 @@ Report buildReport(const Model& model, const Config& config, const ReportOptions
     if (model.batchSymbol >= 0) {
         for (int64_t b : sweepBatches(batchOf(model, config), r.fit.maxBatch)) {
             const Config c = withBatch(model, config, b);
-            const Evaluation e = evaluate(model, c);
-            r.batchSweep.emplace_back(b, computeFit(model, c, e).needed);
+            r.batchSweep.emplace_back(b, neededBytes(c, evaluateLight(plan, c)));
         }
     }
     r.advice = advise(model, config);
     return r;
+}
+
+Report buildReport(const Model& model, const Config& config, const ReportOptions& options)
+{
+    return buildReport(makePlan(model, config.freeze), config, options);
 }
 
 nlohmann::json toJson(const Model& model, const Report& report, const ReportOptions& options)

@@ -120,6 +120,8 @@ struct Fit {
     int64_t maxBatch = 0;     // largest batch that fits (0: not even batch 1)
 };
 Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation);
+// Same with a plan the caller keeps (a report, a slider tick): the plan is not rebuilt.
+Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation);
 // Largest batch (global) whose need <= capacity - margin; 0 if none; searches the fitted functions.
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit = 1 << 20);
 int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);

@@ -28,6 +28,8 @@ struct ReportOptions {
 };
 
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options = {});
+// Same over a plan the caller keeps (plan.model is the model), so repeated reports share it.
+Report buildReport(const EnginePlan& plan, const Config& config, const ReportOptions& options = {});
 // The JSON of DESIGN.md "Machine-readable output": schema "headroom.report/1".
 nlohmann::json toJson(const Model& model, const Report& report, const ReportOptions& options = {});
 // CSV of the layer table (one row per node, topological): path,op,output_shapes,params,activation_bytes,saved_bytes
