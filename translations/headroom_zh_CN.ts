@@ -1,1935 +1,2061 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
-    <context>
-        <name>PdfReport</name>
-        <message>
-            <source>%1 (%2 bytes)</source>
-            <translation>%1（%2 字节）</translation>
-        </message>
-        <message>
-            <source>Cross-entropy</source>
-            <translation>交叉熵</translation>
-        </message>
-        <message>
-            <source>Mean squared error</source>
-            <translation>均方误差</translation>
-        </message>
-        <message>
-            <source>None (the graph computes its loss)</source>
-            <translation>无（计算图自带损失）</translation>
-        </message>
-        <message>
-            <source>Single GPU</source>
-            <translation>单 GPU</translation>
-        </message>
-        <message>
-            <source>DistributedDataParallel</source>
-            <translation>DistributedDataParallel（分布式数据并行）</translation>
-        </message>
-        <message>
-            <source>DataParallel</source>
-            <translation>DataParallel（数据并行）</translation>
-        </message>
-        <message>
-            <source>Balanced DataParallel</source>
-            <translation>均衡 DataParallel（数据并行）</translation>
-        </message>
-        <message>
-            <source>ZeRO stage 1</source>
-            <translation>ZeRO 第 1 阶段</translation>
-        </message>
-        <message>
-            <source>ZeRO stage 2</source>
-            <translation>ZeRO 第 2 阶段</translation>
-        </message>
-        <message>
-            <source>ZeRO stage 3</source>
-            <translation>ZeRO 第 3 阶段</translation>
-        </message>
-        <message>
-            <source>FSDP</source>
-            <translation>FSDP（全分片数据并行）</translation>
-        </message>
-        <message>
-            <source>Exact (allocated bytes only)</source>
-            <translation>精确（仅计已分配字节）</translation>
-        </message>
-        <message>
-            <source>PyTorch caching allocator</source>
-            <translation>PyTorch 缓存分配器</translation>
-        </message>
-        <message>
-            <source>PyTorch caching allocator, expandable segments</source>
-            <translation>PyTorch 缓存分配器，可扩展段</translation>
-        </message>
-        <message>
-            <source>forward</source>
-            <translation>前向</translation>
-        </message>
-        <message>
-            <source>loss</source>
-            <translation>损失</translation>
-        </message>
-        <message>
-            <source>backward</source>
-            <translation>反向</translation>
-        </message>
-        <message>
-            <source>optimizer step</source>
-            <translation>优化器步骤</translation>
-        </message>
-        <message>
-            <source>recompute</source>
-            <translation>重计算</translation>
-        </message>
-        <message>
-            <source>Smaller batch</source>
-            <translation>减小批大小</translation>
-        </message>
-        <message>
-            <source>Precision</source>
-            <translation>精度</translation>
-        </message>
-        <message>
-            <source>Activation checkpointing</source>
-            <translation>激活检查点</translation>
-        </message>
-        <message>
-            <source>Gradient accumulation</source>
-            <translation>梯度累积</translation>
-        </message>
-        <message>
-            <source>Inplace activations</source>
-            <translation>原地激活</translation>
-        </message>
-        <message>
-            <source>Freeze layers</source>
-            <translation>冻结层</translation>
-        </message>
-        <message>
-            <source>Sharding (ZeRO/FSDP)</source>
-            <translation>分片（ZeRO/FSDP）</translation>
-        </message>
-        <message>
-            <source>GPU 0 batch share</source>
-            <translation>GPU 0 的批次份额</translation>
-        </message>
-        <message>
-            <source>measured</source>
-            <translation>已测量</translation>
-        </message>
-        <message>
-            <source>no CUDA device</source>
-            <translation>没有 CUDA 设备</translation>
-        </message>
-        <message>
-            <source>built without CUDA</source>
-            <translation>构建时未启用 CUDA</translation>
-        </message>
-        <message>
-            <source>failed</source>
-            <translation>失败</translation>
-        </message>
-        <message>
-            <source>crashed</source>
-            <translation>崩溃</translation>
-        </message>
-        <message>
-            <source>timed out</source>
-            <translation>超时</translation>
-        </message>
-        <message>
-            <source>cancelled</source>
-            <translation>已取消</translation>
-        </message>
-        <message>
-            <source>yes</source>
-            <translation>是</translation>
-        </message>
-        <message>
-            <source>no</source>
-            <translation>否</translation>
-        </message>
-        <message>
-            <source>Headroom memory report · %1</source>
-            <translation>Headroom 显存报告 · %1</translation>
-        </message>
-        <message>
-            <source>GPU memory report: %1</source>
-            <translation>GPU 显存报告：%1</translation>
-        </message>
-        <message>
-            <source>Generated %1 by Headroom %2</source>
-            <translation>由 Headroom %2 生成于 %1</translation>
-        </message>
-        <message>
-            <source>Needs %1 on the GPU (no GPU selected)</source>
-            <translation>需要 %1 GPU 显存（未选择 GPU）</translation>
-        </message>
-        <message>
-            <source>Fits on %1 (%2) with %3 headroom</source>
-            <translation>可以放进 %1（%2），剩余 %3</translation>
-        </message>
-        <message>
-            <source>Does not fit on %1 (%2): needs %3, %4 more than it has</source>
-            <translation>放不进 %1（%2）：需要 %3，比可用显存多 %4</translation>
-        </message>
-        <message>
-            <source>Peak allocated: %1</source>
-            <translation>已分配峰值：%1</translation>
-        </message>
-        <message>
-            <source>Needed on the GPU: %1</source>
-            <translation>GPU 上所需：%1</translation>
-        </message>
-        <message>
-            <source>Largest batch that fits: %1</source>
-            <translation>能放下的最大批大小：%1</translation>
-        </message>
-        <message>
-            <source>Not even batch 1 fits</source>
-            <translation>连批大小 1 都放不下</translation>
-        </message>
-        <message>
-            <source>Where the memory goes</source>
-            <translation>显存用在哪里</translation>
-        </message>
-        <message>
-            <source>Weights</source>
-            <translation>权重</translation>
-        </message>
-        <message>
-            <source>parameters and buffers at the policy's dtype</source>
-            <translation>按精度策略的数据类型计算的参数和缓冲区</translation>
-        </message>
-        <message>
-            <source>  of which buffers</source>
-            <translation>  其中缓冲区</translation>
-        </message>
-        <message>
-            <source>running statistics, masks, shape constants</source>
-            <translation>运行统计量、掩码、形状常量</translation>
-        </message>
-        <message>
-            <source>Gradients</source>
-            <translation>梯度</translation>
-        </message>
-        <message>
-            <source>one per trainable parameter</source>
-            <translation>每个可训练参数一份</translation>
-        </message>
-        <message>
-            <source>Optimizer states</source>
-            <translation>优化器状态</translation>
-        </message>
-        <message>
-            <source>Master weights</source>
-            <translation>主权重</translation>
-        </message>
-        <message>
-            <source>FP32 copies kept by mixed precision</source>
-            <translation>混合精度保留的 FP32 副本</translation>
-        </message>
-        <message>
-            <source>Activations saved for backward</source>
-            <translation>为反向传播保存的激活</translation>
-        </message>
-        <message>
-            <source>distinct tensors autograd keeps</source>
-            <translation>autograd 保留的不重复张量</translation>
-        </message>
-        <message>
-            <source>Activations at the peak</source>
-            <translation>峰值时的激活</translation>
-        </message>
-        <message>
-            <source>saved plus transient tensors live at the peak</source>
-            <translation>峰值时存活的已保存张量与临时张量</translation>
-        </message>
-        <message>
-            <source>Peak allocated</source>
-            <translation>已分配峰值</translation>
-        </message>
-        <message>
-            <source>maximum of the simulated timeline</source>
-            <translation>模拟时间线的最大值</translation>
-        </message>
-        <message>
-            <source>Reserved peak</source>
-            <translation>保留峰值</translation>
-        </message>
-        <message>
-            <source>the same through the caching allocator model</source>
-            <translation>经缓存分配器模型计算的同一峰值</translation>
-        </message>
-        <message>
-            <source>Workspace</source>
-            <translation>工作区</translation>
-        </message>
-        <message>
-            <source>cuBLAS/cuDNN scratch</source>
-            <translation>cuBLAS/cuDNN 临时空间</translation>
-        </message>
-        <message>
-            <source>CUDA context</source>
-            <translation>CUDA 上下文</translation>
-        </message>
-        <message>
-            <source>per-process driver and kernel images</source>
-            <translation>每个进程的驱动与内核映像</translation>
-        </message>
-        <message>
-            <source>Needed on the GPU</source>
-            <translation>GPU 上所需</translation>
-        </message>
-        <message>
-            <source>peak (or reserved) + workspace + context</source>
-            <translation>峰值（或保留峰值）+ 工作区 + 上下文</translation>
-        </message>
-        <message>
-            <source>Classic estimate</source>
-            <translation>经典估算</translation>
-        </message>
-        <message>
-            <source>the rule of thumb, for comparison</source>
-            <translation>经验公式，用于对比</translation>
-        </message>
-        <message>
-            <source>Category</source>
-            <translation>类别</translation>
-        </message>
-        <message>
-            <source>Size</source>
-            <translation>大小</translation>
-        </message>
-        <message>
-            <source>Bytes</source>
-            <translation>字节</translation>
-        </message>
-        <message>
-            <source>What it is</source>
-            <translation>含义</translation>
-        </message>
-        <message>
-            <source>Model</source>
-            <translation>模型</translation>
-        </message>
-        <message>
-            <source>%1 = %2 (from %3)</source>
-            <translation>%1 = %2（来自 %3）</translation>
-        </message>
-        <message>
-            <source>File</source>
-            <translation>文件</translation>
-        </message>
-        <message>
-            <source>SHA-256</source>
-            <translation>SHA-256 校验值</translation>
-        </message>
-        <message>
-            <source>File size</source>
-            <translation>文件大小</translation>
-        </message>
-        <message>
-            <source>Producer</source>
-            <translation>生成工具</translation>
-        </message>
-        <message>
-            <source>(not recorded)</source>
-            <translation>（未记录）</translation>
-        </message>
-        <message>
-            <source>Graph</source>
-            <translation>计算图</translation>
-        </message>
-        <message>
-            <source>IR version</source>
-            <translation>IR 版本</translation>
-        </message>
-        <message>
-            <source>Opsets</source>
-            <translation>算子集</translation>
-        </message>
-        <message>
-            <source>Layers (graph nodes)</source>
-            <translation>层数（图节点）</translation>
-        </message>
-        <message>
-            <source>Trainable parameters</source>
-            <translation>可训练参数</translation>
-        </message>
-        <message>
-            <source>%1 (%2 elements, %3)</source>
-            <translation>%1（%2 个元素，%3）</translation>
-        </message>
-        <message>
-            <source>Buffers</source>
-            <translation>缓冲区</translation>
-        </message>
-        <message>
-            <source>%1 elements, %2</source>
-            <translation>%1 个元素，%2</translation>
-        </message>
-        <message>
-            <source>Symbols</source>
-            <translation>符号</translation>
-        </message>
-        <message>
-            <source>none (all shapes are static)</source>
-            <translation>无（所有形状都是静态的）</translation>
-        </message>
-        <message>
-            <source>External data</source>
-            <translation>外部数据</translation>
-        </message>
-        <message>
-            <source>missing (sizes come from the dims; no weight bytes are read)</source>
-            <translation>缺失（大小来自维度信息；不读取任何权重字节）</translation>
-        </message>
-        <message>
-            <source>Configuration</source>
-            <translation>配置</translation>
-        </message>
-        <message>
-            <source>Mode</source>
-            <translation>模式</translation>
-        </message>
-        <message>
-            <source>Batch</source>
-            <translation>批大小</translation>
-        </message>
-        <message>
-            <source>%1 (global)</source>
-            <translation>%1（全局）</translation>
-        </message>
-        <message>
-            <source> (%1 bytes per parameter)</source>
-            <translation>（每个参数 %1 字节）</translation>
-        </message>
-        <message>
-            <source>Optimizer</source>
-            <translation>优化器</translation>
-        </message>
-        <message>
-            <source>Loss</source>
-            <translation>损失函数</translation>
-        </message>
-        <message>
-            <source>Checkpoint segments</source>
-            <translation>检查点分段数</translation>
-        </message>
-        <message>
-            <source>off</source>
-            <translation>关闭</translation>
-        </message>
-        <message>
-            <source>%1 steps</source>
-            <translation>%1 步</translation>
-        </message>
-        <message>
-            <source>Frozen layers</source>
-            <translation>冻结的层</translation>
-        </message>
-        <message>
-            <source>none</source>
-            <translation>无</translation>
-        </message>
-        <message>
-            <source>GPU</source>
-            <translation>显卡</translation>
-        </message>
-        <message>
-            <source>%1, %2</source>
-            <translation>%1，%2</translation>
-        </message>
-        <message>
-            <source>none selected</source>
-            <translation>未选择</translation>
-        </message>
-        <message>
-            <source>GPUs</source>
-            <translation>GPU 数量</translation>
-        </message>
-        <message>
-            <source>%1 × %2</source>
-            <translation>%1 × %2</translation>
-        </message>
-        <message>
-            <source>CPU offload</source>
-            <translation>CPU 卸载</translation>
-        </message>
-        <message>
-            <source>Allocator</source>
-            <translation>分配器</translation>
-        </message>
-        <message>
-            <source>Safety margin</source>
-            <translation>安全余量</translation>
-        </message>
-        <message>
-            <source>CLI equivalent</source>
-            <translation>等效命令行</translation>
-        </message>
-        <message>
-            <source>Verdict per GPU (%1)</source>
-            <translation>每个 GPU 的结论（%1）</translation>
-        </message>
-        <message>
-            <source>GPU %1</source>
-            <translation>%1 号 GPU</translation>
-        </message>
-        <message>
-            <source>fits</source>
-            <translation>放得下</translation>
-        </message>
-        <message>
-            <source>does not fit</source>
-            <translation>放不下</translation>
-        </message>
-        <message>
-            <source>Activations</source>
-            <translation>激活</translation>
-        </message>
-        <message>
-            <source>Communication</source>
-            <translation>通信</translation>
-        </message>
-        <message>
-            <source>Peak</source>
-            <translation>峰值</translation>
-        </message>
-        <message>
-            <source>Needed</source>
-            <translation>所需</translation>
-        </message>
-        <message>
-            <source>Verdict</source>
-            <translation>结论</translation>
-        </message>
-        <message>
-            <source>Would it fit on other GPUs?</source>
-            <translation>能放进其他 GPU 吗？</translation>
-        </message>
-        <message>
-            <source>The same configuration on each preset, with that GPU's own context and workspace defaults.</source>
-            <translation>在每个预设 GPU 上使用相同配置，并采用该 GPU 自己的默认上下文和工作区大小。</translation>
-        </message>
-        <message>
-            <source>fits, %1 free</source>
-            <translation>放得下，剩余 %1</translation>
-        </message>
-        <message>
-            <source>short by %1</source>
-            <translation>还差 %1</translation>
-        </message>
-        <message>
-            <source>Capacity</source>
-            <translation>容量</translation>
-        </message>
-        <message>
-            <source>Largest batch</source>
-            <translation>最大批大小</translation>
-        </message>
-        <message>
-            <source>Breakdown</source>
-            <translation>分项</translation>
-        </message>
-        <message>
-            <source>Each category of the memory model at the peak of one iteration, next to what the GPU offers. Weights, gradients, optimizer states and master weights persist; activations are those live at the peak; workspace and context are the GPU's fixed overheads.</source>
-            <translation>一次迭代峰值时显存模型的各个类别，与 GPU 可用显存并列显示。权重、梯度、优化器状态和主权重常驻显存；激活是峰值时存活的部分；工作区和上下文是 GPU 的固定开销。</translation>
-        </message>
-        <message>
-            <source>Timeline</source>
-            <translation>时间线</translation>
-        </message>
-        <message>
-            <source>The peak (%1) is reached at step %2, during %3 of %4.</source>
-            <translation>峰值（%1）出现在第 %2 步，即 %4 的%3阶段。</translation>
-        </message>
-        <message>
-            <source>The peak (%1) is reached at step %2, during the %3.</source>
-            <translation>峰值（%1）出现在第 %2 步，处于%3阶段。</translation>
-        </message>
-        <message>
-            <source>Allocated bytes after every step of one simulated iteration (forward, loss, backward, optimizer step). %1</source>
-            <translation>一次模拟迭代（前向、损失、反向、优化器步骤）中每一步之后的已分配字节数。%1</translation>
-        </message>
-        <message>
-            <source>Batch size</source>
-            <translation>批大小</translation>
-        </message>
-        <message>
-            <source>Memory needed on the GPU against the batch size; the horizontal line is the GPU's capacity. Every point is a full re-evaluation, not an extrapolation.</source>
-            <translation>GPU 所需显存随批大小的变化；水平线是 GPU 的容量。每个点都是完整重新计算的结果，而不是外推。</translation>
-        </message>
-        <message>
-            <source>Peak allocated memory and recompute cost against the number of checkpoint segments (torch.utils.checkpoint.checkpoint_sequential). %1</source>
-            <translation>已分配峰值和重计算开销随检查点分段数（torch.utils.checkpoint.checkpoint_sequential）的变化。%1</translation>
-        </message>
-        <message>
-            <source>Top layers by memory</source>
-            <translation>显存占用最多的层</translation>
-        </message>
-        <message>
-            <source>#</source>
-            <translation>序号</translation>
-        </message>
-        <message>
-            <source>Layer</source>
-            <translation>层</translation>
-        </message>
-        <message>
-            <source>Params</source>
-            <translation>参数</translation>
-        </message>
-        <message>
-            <source>Saved</source>
-            <translation>已保存</translation>
-        </message>
-        <message>
-            <source>Share</source>
-            <translation>占比</translation>
-        </message>
-        <message>
-            <source>Tensors live at the peak</source>
-            <translation>峰值时存活的张量</translation>
-        </message>
-        <message>
-            <source>(model input)</source>
-            <translation>（模型输入）</translation>
-        </message>
-        <message>
-            <source>unknown</source>
-            <translation>未知</translation>
-        </message>
-        <message>
-            <source>Tensor</source>
-            <translation>张量</translation>
-        </message>
-        <message>
-            <source>Produced by</source>
-            <translation>产生者</translation>
-        </message>
-        <message>
-            <source>Shape</source>
-            <translation>形状</translation>
-        </message>
-        <message>
-            <source>What would reduce it</source>
-            <translation>如何降低显存</translation>
-        </message>
-        <message>
-            <source>Each change was re-evaluated with everything else kept; savings are measured, not assumed.</source>
-            <translation>每项改动都在其他设置不变的情况下重新计算；节省量是算出来的，而非假设。</translation>
-        </message>
-        <message>
-            <source>Change</source>
-            <translation>改动</translation>
-        </message>
-        <message>
-            <source>Setting</source>
-            <translation>设置</translation>
-        </message>
-        <message>
-            <source>Saves</source>
-            <translation>节省</translation>
-        </message>
-        <message>
-            <source>Needed after</source>
-            <translation>改动后所需</translation>
-        </message>
-        <message numerus="yes">
-            <source>Layer table (%n layers)</source>
-            <translation>
-                <numerusform>层表（共 %n 层）</numerusform>
-            </translation>
-        </message>
-        <message>
-            <source>Every graph node in topological order, at this configuration. Activation: the node's outputs; saved: what it keeps for backward (a tensor saved by several nodes is counted once, at the first). The CSV and JSON exports carry the same rows in bytes.</source>
-            <translation>按拓扑顺序列出此配置下的每个图节点。激活：节点的输出；已保存：节点为反向传播保留的数据（被多个节点保存的张量只在第一个节点处计一次）。CSV 和 JSON 导出包含相同的行，单位为字节。</translation>
-        </message>
-        <message>
-            <source>Op</source>
-            <translation>算子</translation>
-        </message>
-        <message>
-            <source>Output shape</source>
-            <translation>输出形状</translation>
-        </message>
-        <message>
-            <source>Activation</source>
-            <translation>激活</translation>
-        </message>
-        <message>
-            <source>Measured on a GPU</source>
-            <translation>在 GPU 上的实测</translation>
-        </message>
-        <message>
-            <source>The probe's result could not be read: %1</source>
-            <translation>无法读取探针结果：%1</translation>
-        </message>
-        <message>
-            <source>The probe did not measure (%1): %2</source>
-            <translation>探针未进行测量（%1）：%2</translation>
-        </message>
-        <message>
-            <source>headroom-probe replayed this configuration's allocations on %1 (%2) with real cudaMalloc/cudaFree and read the device's memory after every event.</source>
-            <translation>headroom-probe 在 %1（%2）上用真实的 cudaMalloc/cudaFree 重放了此配置的分配，并在每个事件之后读取设备显存。</translation>
-        </message>
-        <message>
-            <source>Peak allocated (exact replay)</source>
-            <translation>已分配峰值（精确重放）</translation>
-        </message>
-        <message>
-            <source>Reserved peak (caching replay)</source>
-            <translation>保留峰值（缓存重放）</translation>
-        </message>
-        <message>
-            <source>Workspace (cuBLAS + cuDNN)</source>
-            <translation>工作区（cuBLAS + cuDNN）</translation>
-        </message>
-        <message>
-            <source>Largest batch that fits</source>
-            <translation>能放下的最大批大小</translation>
-        </message>
-        <message>
-            <source>≥ %1</source>
-            <translation>≥ %1</translation>
-        </message>
-        <message>
-            <source>Figure</source>
-            <translation>指标</translation>
-        </message>
-        <message>
-            <source>Predicted</source>
-            <translation>预测值</translation>
-        </message>
-        <message>
-            <source>Measured</source>
-            <translation>实测值</translation>
-        </message>
-        <message>
-            <source>Difference</source>
-            <translation>差值</translation>
-        </message>
-        <message>
-            <source>Measured peak by category</source>
-            <translation>按类别的实测峰值</translation>
-        </message>
-        <message>
-            <source>The plan at batch %1 ran out of memory on the device.</source>
-            <translation>批大小为 %1 的方案在设备上显存不足。</translation>
-        </message>
-        <message>
-            <source>Measured bytes are device memory above the baseline before the replay (cudaMemGetInfo); the difference to the prediction is allocator rounding, driver-side allocations and anything else running on the GPU.</source>
-            <translation>实测字节数是相对于重放前基线增加的设备显存（cudaMemGetInfo）；与预测值的差异来自分配器取整、驱动端分配以及 GPU 上运行的其他程序。</translation>
-        </message>
-        <message>
-            <source>Assumptions and formulas</source>
-            <translation>假设与公式</translation>
-        </message>
-        <message>
-            <source>Every figure in this report is computed from the ONNX graph's shapes and dtypes at the configuration above; no weight bytes are read and nothing is run. Sizes are in %1 units (KiB = 1024 bytes); the JSON export has every figure in bytes.</source>
-            <translation>本报告中的每个数字都是根据上述配置下 ONNX 计算图的形状和数据类型算出的；不读取任何权重字节，也不运行任何东西。大小采用%1单位（KiB = 1024 字节）；JSON 导出中所有数字都以字节为单位。</translation>
-        </message>
-        <message>
-            <source>binary</source>
-            <translation>二进制</translation>
-        </message>
-        <message>
-            <source>decimal</source>
-            <translation>十进制</translation>
-        </message>
-        <message>
-            <source>Weights = Σ parameter elements × bytes per element of the policy (%1) + buffers = %2. Under AMP the 16-bit copies autocast caches during forward are added.</source>
-            <translation>权重 = Σ 参数元素数 × 精度策略（%1）下每个元素的字节数 + 缓冲区 = %2。使用 AMP 时还要加上 autocast 在前向过程中缓存的 16 位副本。</translation>
-        </message>
-        <message>
-            <source>Gradients = one per trainable, unfrozen parameter (%1 elements) at the gradient dtype = %2.</source>
-            <translation>梯度 = 每个可训练且未冻结的参数（%1 个元素）一份，按梯度的数据类型计算 = %2。</translation>
-        </message>
-        <message>
-            <source>Optimizer states = bytes per trainable parameter × parameters: %1 keeps %2 = %3 (SGD 0, momentum 4, Adam/AdamW 8, Adagrad 4, RMSprop 4 (+4 momentum, +4 centered), Adadelta 8, Lion 4, LAMB 8, 8-bit Adam 2 bytes per parameter; Adafactor keeps factored row and column statistics).</source>
-            <translation>优化器状态 = 每个可训练参数的字节数 × 参数个数：%1 保留%2 = %3（每个参数：SGD 0、动量 4、Adam/AdamW 8、Adagrad 4、RMSprop 4（动量 +4，中心化 +4）、Adadelta 8、Lion 4、LAMB 8、8 位 Adam 2 字节；Adafactor 保留分解后的行、列统计量）。</translation>
-        </message>
-        <message>
-            <source>%1 bytes per parameter</source>
-            <translation>每个参数 %1 字节</translation>
-        </message>
-        <message>
-            <source>nothing</source>
-            <translation>零字节</translation>
-        </message>
-        <message>
-            <source>Master weights = FP32 copy of every trainable parameter under mixed precision = %1.</source>
-            <translation>主权重 = 混合精度下每个可训练参数的 FP32 副本 = %1。</translation>
-        </message>
-        <message>
-            <source>Activations saved for backward = the distinct tensors PyTorch's autograd keeps for each op (derivatives.yaml: Conv saves its input, ReLU its output, MatMul its operands, BatchNorm its input and statistics, Dropout a 1-byte mask, ...), each storage counted once = %1.</source>
-            <translation>为反向传播保存的激活 = PyTorch autograd 为每个算子保留的不重复张量（依据 derivatives.yaml：Conv 保存输入，ReLU 保存输出，MatMul 保存操作数，BatchNorm 保存输入和统计量，Dropout 保存 1 字节掩码……），每块存储只计一次 = %1。</translation>
-        </message>
-        <message>
-            <source>Loss: %1 on the first output; it keeps the log-probabilities and creates the output's gradient.</source>
-            <translation>损失：在第一个输出上计算%1；它保留对数概率，并产生输出的梯度。</translation>
-        </message>
-        <message>
-            <source>Peak allocated = the maximum over the simulated iteration: forward allocates each output and frees it after its last consumer unless it is saved; backward allocates input gradients and frees saved tensors once used; the optimizer step follows. Peak = %1, reached at step %2 of %3.</source>
-            <translation>已分配峰值 = 模拟迭代过程中的最大值：前向为每个输出分配显存，并在最后一个使用者之后释放（被保存的除外）；反向为输入梯度分配显存，并在用完后释放已保存的张量；随后是优化器步骤。峰值 = %1，出现在第 %2 步（共 %3 步）。</translation>
-        </message>
-        <message>
-            <source>Reserved peak = the same allocations replayed through a model of PyTorch's caching allocator (512-byte rounding; requests up to 1 MiB from 2 MiB segments, up to 10 MiB from 20 MiB segments, larger ones rounded to 2 MiB; best fit with splitting; freed blocks stay cached) = %1; this is what nvidia-smi shows besides the context.</source>
-            <translation>保留峰值 = 把同样的分配在 PyTorch 缓存分配器模型中重放的结果（按 512 字节取整；不超过 1 MiB 的请求来自 2 MiB 的段，不超过 10 MiB 的来自 20 MiB 的段，更大的按 2 MiB 取整；最佳适配并可拆分；释放的块保留在缓存中）= %1；这就是 nvidia-smi 显示的数值（不含上下文）。</translation>
-        </message>
-        <message>
-            <source>Workspace %1 and CUDA context %2 are the defaults for %3 until the probe measures them.</source>
-            <translation>工作区 %1 和 CUDA 上下文 %2 是 %3 的默认值，在探针实测之前一直使用。</translation>
-        </message>
-        <message>
-            <source>Needed = %1 + workspace + context = %2; it fits when needed + the safety margin (%3) ≤ capacity (%4). Headroom = capacity − needed = %5.</source>
-            <translation>所需 = %1 + 工作区 + 上下文 = %2；当所需 + 安全余量（%3）≤ 容量（%4）时即可放下。余量 = 容量 − 所需 = %5。</translation>
-        </message>
-        <message>
-            <source>peak allocated</source>
-            <translation>已分配峰值</translation>
-        </message>
-        <message>
-            <source>reserved peak</source>
-            <translation>保留峰值</translation>
-        </message>
-        <message>
-            <source>Largest batch = the largest batch whose need fits, found by searching the fitted shape functions (every tensor's size as a function of the symbols) = %1.</source>
-            <translation>最大批大小 = 所需显存仍能放下的最大批大小，通过搜索拟合出的形状函数（每个张量的大小关于符号的函数）得到 = %1。</translation>
-        </message>
-        <message>
-            <source>Checkpointing with %1 segments keeps only each segment's input during forward and recomputes the segment before its backward: %2 extra multiply-accumulates.</source>
-            <translation>分为 %1 段的检查点在前向时只保留每段的输入，并在该段反向之前重新计算：额外 %2 次乘加运算。</translation>
-        </message>
-        <message>
-            <source>Gradient accumulation over %1 steps: activations at the micro-batch, gradients persist across micro-steps.</source>
-            <translation>梯度累积 %1 步：激活按微批次计算，梯度在各微步之间保留。</translation>
-        </message>
-        <message>
-            <source>Inplace activations change the transient peak, not what is saved: here they make a difference of %1.</source>
-            <translation>原地激活改变的是临时峰值，而不是保存的内容：在这里相差 %1。</translation>
-        </message>
-        <message>
-            <source>Classic estimate = parameters × n + batch × Σ outputs × 2 (n = 2 for SGD, 4 for Adam) = %1, against the peak of %2: the rule of thumb is off by %3.</source>
-            <translation>经典估算 = 参数 × n + 批大小 × Σ 输出 × 2（SGD 时 n = 2，Adam 时 n = 4）= %1，而峰值为 %2：经验公式偏差 %3。</translation>
-        </message>
-        <message>
-            <source>%1 GPUs with %2: each GPU's share is evaluated separately; DDP adds two 25 MiB gradient buckets, DataParallel gathers outputs and computes the loss on GPU 0, ZeRO/FSDP shard optimizer states, gradients and parameters.</source>
-            <translation>%1 个 GPU，采用 %2：每个 GPU 的份额分别计算；DDP 额外需要两个 25 MiB 的梯度桶，DataParallel 在 GPU 0 上汇集输出并计算损失，ZeRO/FSDP 对优化器状态、梯度和参数分片。</translation>
-        </message>
-        <message numerus="yes">
-            <source>%n activation(s) have an unknown shape at this configuration and count as zero bytes.</source>
-            <translation>
-                <numerusform>在此配置下有 %n 个激活的形状未知，按零字节计。</numerusform>
-            </translation>
-        </message>
-        <message>
-            <source>Warnings</source>
-            <translation>警告</translation>
-        </message>
-        <message>
-            <source>… and %1 more (see the JSON export).</source>
-            <translation>……还有 %1 条（见 JSON 导出）。</translation>
-        </message>
-        <message>
-            <source>cannot start the PDF</source>
-            <translation>无法开始写入 PDF</translation>
-        </message>
-        <message>
-            <source>cannot add a page to the PDF</source>
-            <translation>无法向 PDF 添加页面</translation>
-        </message>
-        <message>
-            <source>cannot finish the PDF</source>
-            <translation>无法完成 PDF</translation>
-        </message>
-        <message>
-            <source>  of which autocast copies</source>
-            <translation>  其中 autocast 副本</translation>
-        </message>
-        <message>
-            <source>16-bit weight copies cached during forward</source>
-            <translation>前向过程中缓存的 16 位权重副本</translation>
-        </message>
-        <message>
-            <source>Model input</source>
-            <translation>模型输入</translation>
-        </message>
-        <message>
-            <source>the input batch, kept alive by the data loader</source>
-            <translation>输入批次，由数据加载器保持存活</translation>
-        </message>
-        <message>
-            <source>Loss tensors</source>
-            <translation>损失相关张量</translation>
-        </message>
-        <message>
-            <source>log-probabilities and the output's gradient at the peak</source>
-            <translation>峰值时的对数概率和输出梯度</translation>
-        </message>
-        <message>
-            <source>The layers whose tensors autograd keeps for backward hold the most; the share is of all saved activations.</source>
-            <translation>这些层的张量被 autograd 为反向传播保留得最多；占比相对于全部已保存激活。</translation>
-        </message>
-        <message>
-            <source>The layers with the largest outputs; the share is of the activations live at the peak.</source>
-            <translation>输出最大的层；占比相对于峰值时存活的激活。</translation>
-        </message>
-        <message>
-            <source>The lowest peak, %1, is at k = %2 segments, for %3 extra forward multiply-accumulates.</source>
-            <translation>分为 k = %2 段时峰值最低，为 %1，代价是额外 %3 次前向乘加运算。</translation>
-        </message>
-        <message>
-            <source>(parameter)</source>
-            <translation>（参数）</translation>
-        </message>
-        <message>
-            <source>(buffer)</source>
-            <translation>（缓冲区）</translation>
-        </message>
-    </context>
-    <context>
-        <name>ReportDocument</name>
-        <message>
-            <source>Page %1</source>
-            <translation>第 %1 页</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui</name>
-        <message>
-            <source>Training</source>
-            <translation>训练</translation>
-        </message>
-        <message>
-            <source>Inference</source>
-            <translation>推理</translation>
-        </message>
-        <message>
-            <source>FP32</source>
-            <translation>FP32（单精度）</translation>
-        </message>
-        <message>
-            <source>Pure FP16</source>
-            <translation>纯 FP16</translation>
-        </message>
-        <message>
-            <source>Pure BF16</source>
-            <translation>纯 BF16</translation>
-        </message>
-        <message>
-            <source>AMP (autocast FP16)</source>
-            <translation>AMP（autocast FP16 自动混合精度）</translation>
-        </message>
-        <message>
-            <source>AMP (autocast BF16)</source>
-            <translation>AMP（autocast BF16 自动混合精度）</translation>
-        </message>
-        <message>
-            <source>Mixed FP16 + FP32 master weights</source>
-            <translation>混合 FP16 + FP32 主权重</translation>
-        </message>
-        <message>
-            <source>Mixed BF16 + FP32 master weights</source>
-            <translation>混合 BF16 + FP32 主权重</translation>
-        </message>
-        <message>
-            <source>INT8 weights (inference)</source>
-            <translation>INT8 权重（推理）</translation>
-        </message>
-        <message>
-            <source>INT4 weights (inference)</source>
-            <translation>INT4 权重（推理）</translation>
-        </message>
-        <message>
-            <source>SGD</source>
-            <translation>SGD（随机梯度下降）</translation>
-        </message>
-        <message>
-            <source>SGD with momentum</source>
-            <translation>带动量的 SGD</translation>
-        </message>
-        <message>
-            <source>Adam</source>
-            <translation>Adam</translation>
-        </message>
-        <message>
-            <source>AdamW</source>
-            <translation>AdamW</translation>
-        </message>
-        <message>
-            <source>Adagrad</source>
-            <translation>Adagrad</translation>
-        </message>
-        <message>
-            <source>RMSprop</source>
-            <translation>RMSprop</translation>
-        </message>
-        <message>
-            <source>Adadelta</source>
-            <translation>Adadelta</translation>
-        </message>
-        <message>
-            <source>Lion</source>
-            <translation>Lion</translation>
-        </message>
-        <message>
-            <source>LAMB</source>
-            <translation>LAMB</translation>
-        </message>
-        <message>
-            <source>8-bit Adam</source>
-            <translation>8 位 Adam</translation>
-        </message>
-        <message>
-            <source>Adafactor</source>
-            <translation>Adafactor</translation>
-        </message>
-        <message>
-            <source>Custom</source>
-            <translation>自定义</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::BatchSweepChart</name>
-        <message>
-            <source>Needed</source>
-            <translation>所需显存</translation>
-        </message>
-        <message>
-            <source>Current batch</source>
-            <translation>当前批大小</translation>
-        </message>
-        <message>
-            <source>Batch size</source>
-            <translation>批大小</translation>
-        </message>
-        <message>
-            <source>GPU memory needed</source>
-            <translation>所需 GPU 显存</translation>
-        </message>
-        <message>
-            <source>max batch %1</source>
-            <translation>最大批大小 %1</translation>
-        </message>
-        <message>
-            <source>%1: %2</source>
-            <translation>%1：%2</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::BreakdownChart</name>
-        <message>
-            <source>GPU memory</source>
-            <translation>GPU 显存</translation>
-        </message>
-        <message>
-            <source>Weights</source>
-            <translation>权重</translation>
-        </message>
-        <message>
-            <source>Gradients</source>
-            <translation>梯度</translation>
-        </message>
-        <message>
-            <source>Optimizer states</source>
-            <translation>优化器状态</translation>
-        </message>
-        <message>
-            <source>Activations</source>
-            <translation>激活</translation>
-        </message>
-        <message>
-            <source>Communication</source>
-            <translation>通信</translation>
-        </message>
-        <message>
-            <source>Other</source>
-            <translation>其他</translation>
-        </message>
-        <message>
-            <source>Allocator cache</source>
-            <translation>分配器缓存</translation>
-        </message>
-        <message>
-            <source>Workspace</source>
-            <translation>工作区</translation>
-        </message>
-        <message>
-            <source>CUDA context</source>
-            <translation>CUDA 上下文</translation>
-        </message>
-        <message>
-            <source>Master weights</source>
-            <translation>主权重</translation>
-        </message>
-        <message>
-            <source>GPU %1</source>
-            <translation>%1 号 GPU</translation>
-        </message>
-        <message>
-            <source>Need</source>
-            <translation>所需</translation>
-        </message>
-        <message>
-            <source>%1: %2</source>
-            <translation>%1：%2</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::CheckpointChart</name>
-        <message>
-            <source>Peak</source>
-            <translation>峰值</translation>
-        </message>
-        <message>
-            <source>Best</source>
-            <translation>最佳</translation>
-        </message>
-        <message>
-            <source>Extra forward MACs</source>
-            <translation>额外前向乘加次数</translation>
-        </message>
-        <message>
-            <source>Recompute</source>
-            <translation>重计算</translation>
-        </message>
-        <message>
-            <source>Checkpoint segments</source>
-            <translation>检查点分段数</translation>
-        </message>
-        <message numerus="yes">
-            <source>Best: %n segment(s)</source>
-            <translation>
-                <numerusform>最佳：%n 段</numerusform>
-            </translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::ControlsPanel</name>
-        <message>
-            <source>Use best</source>
-            <translation>使用最佳值</translation>
-        </message>
-        <message>
-            <source>Inplace activations</source>
-            <translation>原地激活</translation>
-        </message>
-        <message>
-            <source>Sizes</source>
-            <translation>尺寸</translation>
-        </message>
-        <message>
-            <source>Training</source>
-            <translation>训练</translation>
-        </message>
-        <message>
-            <source>Mode:</source>
-            <translation>模式：</translation>
-        </message>
-        <message>
-            <source>Precision:</source>
-            <translation>精度：</translation>
-        </message>
-        <message>
-            <source>Optimizer:</source>
-            <translation>优化器：</translation>
-        </message>
-        <message>
-            <source>Loss:</source>
-            <translation>损失函数：</translation>
-        </message>
-        <message>
-            <source>Checkpoint segments:</source>
-            <translation>检查点分段数：</translation>
-        </message>
-        <message>
-            <source>Gradient accumulation:</source>
-            <translation>梯度累积：</translation>
-        </message>
-        <message>
-            <source>Target</source>
-            <translation>目标</translation>
-        </message>
-        <message>
-            <source>GPU:</source>
-            <translation>GPU：</translation>
-        </message>
-        <message>
-            <source>Capacity:</source>
-            <translation>容量：</translation>
-        </message>
-        <message>
-            <source>Units:</source>
-            <translation>单位：</translation>
-        </message>
-        <message>
-            <source>off</source>
-            <translation>关闭</translation>
-        </message>
-        <message>
-            <source>torch.utils.checkpoint_sequential segments: fewer saved activations, more recomputation.</source>
-            <translation>torch.utils.checkpoint_sequential 分段：保存的激活更少，重计算更多。</translation>
-        </message>
-        <message>
-            <source>Micro-batches per optimizer step: activations at batch / steps, gradients persist.</source>
-            <translation>每个优化器步骤的微批次数：激活按 批大小 / 步数 计算，梯度保留。</translation>
-        </message>
-        <message>
-            <source>ReLU(inplace=True) and friends: changes the transient peak, not what is saved for backward.</source>
-            <translation>ReLU(inplace=True) 等原地操作：改变临时峰值，而不改变为反向传播保存的内容。</translation>
-        </message>
-        <message>
-            <source> GiB</source>
-            <translation> GiB</translation>
-        </message>
-        <message>
-            <source>Cross-entropy</source>
-            <translation>交叉熵</translation>
-        </message>
-        <message>
-            <source>Mean squared error</source>
-            <translation>均方误差</translation>
-        </message>
-        <message>
-            <source>None (the graph computes it)</source>
-            <translation>无（计算图自带损失）</translation>
-        </message>
-        <message>
-            <source>%1 (%2)</source>
-            <translation>%1（%2）</translation>
-        </message>
-        <message>
-            <source>Custom capacity</source>
-            <translation>自定义容量</translation>
-        </message>
-        <message>
-            <source>IEC (KiB, MiB, GiB)</source>
-            <translation>IEC 二进制（KiB、MiB、GiB）</translation>
-        </message>
-        <message>
-            <source>SI (kB, MB, GB)</source>
-            <translation>SI 十进制（kB、MB、GB）</translation>
-        </message>
-        <message>
-            <source>%1, first seen at %2 (%3)</source>
-            <translation>%1，首次出现在 %2（%3）</translation>
-        </message>
-        <message>
-            <source>Batch (%1):</source>
-            <translation>批大小（%1）：</translation>
-        </message>
-        <message>
-            <source>%1:</source>
-            <translation>%1：</translation>
-        </message>
-        <message>
-            <source>This model has fixed input sizes.</source>
-            <translation>此模型的输入尺寸是固定的。</translation>
-        </message>
-        <message>
-            <source>best: %1</source>
-            <translation>最佳：%1</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::LayerTreeModel</name>
-        <message>
-            <source>%1 %</source>
-            <translation>%1 %</translation>
-        </message>
-        <message>
-            <source>Layer</source>
-            <translation>层</translation>
-        </message>
-        <message>
-            <source>Op</source>
-            <translation>算子</translation>
-        </message>
-        <message>
-            <source>Output shape</source>
-            <translation>输出形状</translation>
-        </message>
-        <message>
-            <source>Params</source>
-            <translation>参数</translation>
-        </message>
-        <message>
-            <source>Activations</source>
-            <translation>激活</translation>
-        </message>
-        <message>
-            <source>Saved for backward</source>
-            <translation>为反向传播保存</translation>
-        </message>
-        <message>
-            <source>Share of peak</source>
-            <translation>峰值占比</translation>
-        </message>
-        <message>
-            <source>Module path from the node names. Tick a layer to freeze it: frozen parameters get no gradient or optimizer state.</source>
-            <translation>根据节点名称得到的模块路径。勾选某层即可冻结它：被冻结的参数没有梯度和优化器状态。</translation>
-        </message>
-        <message>
-            <source>ONNX operator of the graph node.</source>
-            <translation>图节点的 ONNX 算子。</translation>
-        </message>
-        <message>
-            <source>Output shape at the current symbol values.</source>
-            <translation>当前符号取值下的输出形状。</translation>
-        </message>
-        <message>
-            <source>Trainable parameter elements owned by the layer.</source>
-            <translation>该层拥有的可训练参数元素个数。</translation>
-        </message>
-        <message>
-            <source>Bytes of the layer's outputs at this configuration.</source>
-            <translation>此配置下该层输出的字节数。</translation>
-        </message>
-        <message>
-            <source>Bytes the layer keeps for the backward pass (shared tensors counted once).</source>
-            <translation>该层为反向传播保留的字节数（共享张量只计一次）。</translation>
-        </message>
-        <message>
-            <source>Share of the peak held by this layer's tensors that are live at the moment of peak.</source>
-            <translation>该层在峰值时刻存活的张量占峰值的比例。</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::LayersPage</name>
-        <message>
-            <source>Filter by layer name or op</source>
-            <translation>按层名称或算子筛选</translation>
-        </message>
-        <message>
-            <source>Expand to depth:</source>
-            <translation>展开到深度：</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::MainWindow</name>
-        <message>
-            <source>Headroom</source>
-            <translation>Headroom 显存分析</translation>
-        </message>
-        <message>
-            <source>Layers</source>
-            <translation>层</translation>
-        </message>
-        <message>
-            <source>Breakdown</source>
-            <translation>分项</translation>
-        </message>
-        <message>
-            <source>Timeline</source>
-            <translation>时间线</translation>
-        </message>
-        <message>
-            <source>Batch &amp;&amp; checkpoints</source>
-            <translation>批大小与检查点</translation>
-        </message>
-        <message>
-            <source>GPU probe</source>
-            <translation>GPU 探针</translation>
-        </message>
-        <message>
-            <source>Configuration</source>
-            <translation>配置</translation>
-        </message>
-        <message>
-            <source>Model</source>
-            <translation>模型</translation>
-        </message>
-        <message>
-            <source>Loading %1…</source>
-            <translation>正在加载 %1…</translation>
-        </message>
-        <message>
-            <source>Loading cancelled</source>
-            <translation>已取消加载</translation>
-        </message>
-        <message>
-            <source>&amp;File</source>
-            <translation>文件(&amp;F)</translation>
-        </message>
-        <message>
-            <source>&amp;Open…</source>
-            <translation>打开(&amp;O)…</translation>
-        </message>
-        <message>
-            <source>Open ONNX model</source>
-            <translation>打开 ONNX 模型</translation>
-        </message>
-        <message>
-            <source>ONNX models (*.onnx);;All files (*)</source>
-            <translation>ONNX 模型 (*.onnx);;所有文件 (*)</translation>
-        </message>
-        <message>
-            <source>Open &amp;Recent</source>
-            <translation>最近打开(&amp;R)</translation>
-        </message>
-        <message>
-            <source>Open &amp;Sample Model</source>
-            <translation>打开示例模型(&amp;S)</translation>
-        </message>
-        <message>
-            <source>&amp;Export Report…</source>
-            <translation>导出报告(&amp;E)…</translation>
-        </message>
-        <message>
-            <source>&amp;Quit</source>
-            <translation>退出(&amp;Q)</translation>
-        </message>
-        <message>
-            <source>&amp;View</source>
-            <translation>视图(&amp;V)</translation>
-        </message>
-        <message>
-            <source>Expand All Layers</source>
-            <translation>展开所有层</translation>
-        </message>
-        <message>
-            <source>Collapse All Layers</source>
-            <translation>折叠所有层</translation>
-        </message>
-        <message>
-            <source>&amp;Help</source>
-            <translation>帮助(&amp;H)</translation>
-        </message>
-        <message>
-            <source>&amp;About Headroom</source>
-            <translation>关于 Headroom(&amp;A)</translation>
-        </message>
-        <message>
-            <source>About Headroom</source>
-            <translation>关于 Headroom</translation>
-        </message>
-        <message>
-            <source>Headroom predicts the GPU memory an ONNX model needs for training or inference, layer by layer, and says whether it fits.</source>
-            <translation>Headroom 逐层预测 ONNX 模型训练或推理所需的 GPU 显存，并告诉你能否放得下。</translation>
-        </message>
-        <message>
-            <source>Cancel</source>
-            <translation>取消</translation>
-        </message>
-        <message>
-            <source>The bundled sample model (resnet18.onnx) was not found; open a model with File &gt; Open.</source>
-            <translation>找不到自带的示例模型（resnet18.onnx）；请通过“文件 &gt; 打开”打开模型。</translation>
-        </message>
-        <message>
-            <source>%1 — Headroom</source>
-            <translation>%1 — Headroom 显存分析</translation>
-        </message>
-        <message>
-            <source>Loaded %1</source>
-            <translation>已加载 %1</translation>
-        </message>
-        <message>
-            <source>Cannot open the model</source>
-            <translation>无法打开模型</translation>
-        </message>
-        <message numerus="yes">
-            <source>Step %1 %2: %n activation tensor(s) live (%3), from %4 layer(s); selected in the Layers tab.</source>
-            <translation>
-                <numerusform>第 %1 步 %2：%n 个激活张量存活（%3），来自 %4 个层；已在“层”标签页中选中。</numerusform>
-            </translation>
-        </message>
-        <message>
-            <source>Export report</source>
-            <translation>导出报告</translation>
-        </message>
-        <message>
-            <source>PDF files (*.pdf)</source>
-            <translation>PDF 文件 (*.pdf)</translation>
-        </message>
-        <message>
-            <source>Report written to %1</source>
-            <translation>报告已写入 %1</translation>
-        </message>
-        <message>
-            <source>Cannot write the report</source>
-            <translation>无法写入报告</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::ModelInfoPanel</name>
-        <message>
-            <source>File:</source>
-            <translation>文件：</translation>
-        </message>
-        <message>
-            <source>Producer:</source>
-            <translation>生成工具：</translation>
-        </message>
-        <message>
-            <source>Opset:</source>
-            <translation>算子集：</translation>
-        </message>
-        <message>
-            <source>Nodes:</source>
-            <translation>节点：</translation>
-        </message>
-        <message>
-            <source>Parameters:</source>
-            <translation>参数：</translation>
-        </message>
-        <message>
-            <source>Warnings:</source>
-            <translation>警告：</translation>
-        </message>
-        <message>
-            <source>%1
+<context>
+    <name>PdfReport</name>
+    <message>
+        <source>%1 (%2 bytes)</source>
+        <translation>%1（%2 字节）</translation>
+    </message>
+    <message>
+        <source>Cross-entropy</source>
+        <translation>交叉熵</translation>
+    </message>
+    <message>
+        <source>Mean squared error</source>
+        <translation>均方误差</translation>
+    </message>
+    <message>
+        <source>None (the graph computes its loss)</source>
+        <translation>无（计算图自带损失）</translation>
+    </message>
+    <message>
+        <source>Single GPU</source>
+        <translation>单 GPU</translation>
+    </message>
+    <message>
+        <source>DistributedDataParallel</source>
+        <translation>DistributedDataParallel（分布式数据并行）</translation>
+    </message>
+    <message>
+        <source>DataParallel</source>
+        <translation>DataParallel（数据并行）</translation>
+    </message>
+    <message>
+        <source>Balanced DataParallel</source>
+        <translation>均衡 DataParallel（数据并行）</translation>
+    </message>
+    <message>
+        <source>ZeRO stage 1</source>
+        <translation>ZeRO 第 1 阶段</translation>
+    </message>
+    <message>
+        <source>ZeRO stage 2</source>
+        <translation>ZeRO 第 2 阶段</translation>
+    </message>
+    <message>
+        <source>ZeRO stage 3</source>
+        <translation>ZeRO 第 3 阶段</translation>
+    </message>
+    <message>
+        <source>FSDP</source>
+        <translation>FSDP（全分片数据并行）</translation>
+    </message>
+    <message>
+        <source>Exact (allocated bytes only)</source>
+        <translation>精确（仅计已分配字节）</translation>
+    </message>
+    <message>
+        <source>PyTorch caching allocator</source>
+        <translation>PyTorch 缓存分配器</translation>
+    </message>
+    <message>
+        <source>PyTorch caching allocator, expandable segments</source>
+        <translation>PyTorch 缓存分配器，可扩展段</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>optimizer step</source>
+        <translation>优化器步骤</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Smaller batch</source>
+        <translation>减小批大小</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Activation checkpointing</source>
+        <translation>激活检查点</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation</source>
+        <translation>梯度累积</translation>
+    </message>
+    <message>
+        <source>Inplace activations</source>
+        <translation>原地激活</translation>
+    </message>
+    <message>
+        <source>Freeze layers</source>
+        <translation>冻结层</translation>
+    </message>
+    <message>
+        <source>Sharding (ZeRO/FSDP)</source>
+        <translation>分片（ZeRO/FSDP）</translation>
+    </message>
+    <message>
+        <source>GPU 0 batch share</source>
+        <translation>GPU 0 的批次份额</translation>
+    </message>
+    <message>
+        <source>measured</source>
+        <translation>已测量</translation>
+    </message>
+    <message>
+        <source>no CUDA device</source>
+        <translation>没有 CUDA 设备</translation>
+    </message>
+    <message>
+        <source>built without CUDA</source>
+        <translation>构建时未启用 CUDA</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>crashed</source>
+        <translation>崩溃</translation>
+    </message>
+    <message>
+        <source>timed out</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Headroom memory report · %1</source>
+        <translation>Headroom 显存报告 · %1</translation>
+    </message>
+    <message>
+        <source>GPU memory report: %1</source>
+        <translation>GPU 显存报告：%1</translation>
+    </message>
+    <message>
+        <source>Generated %1 by Headroom %2</source>
+        <translation>由 Headroom %2 生成于 %1</translation>
+    </message>
+    <message>
+        <source>Needs %1 on the GPU (no GPU selected)</source>
+        <translation>需要 %1 GPU 显存（未选择 GPU）</translation>
+    </message>
+    <message>
+        <source>Fits on %1 (%2) with %3 headroom</source>
+        <translation>可以放进 %1（%2），剩余 %3</translation>
+    </message>
+    <message>
+        <source>Does not fit on %1 (%2): needs %3, %4 more than it has</source>
+        <translation>放不进 %1（%2）：需要 %3，比可用显存多 %4</translation>
+    </message>
+    <message>
+        <source>Peak allocated: %1</source>
+        <translation>已分配峰值：%1</translation>
+    </message>
+    <message>
+        <source>Needed on the GPU: %1</source>
+        <translation>GPU 上所需：%1</translation>
+    </message>
+    <message>
+        <source>Largest batch that fits: %1</source>
+        <translation>能放下的最大批大小：%1</translation>
+    </message>
+    <message>
+        <source>Not even batch 1 fits</source>
+        <translation>连批大小 1 都放不下</translation>
+    </message>
+    <message>
+        <source>Where the memory goes</source>
+        <translation>显存用在哪里</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>parameters and buffers at the policy&apos;s dtype</source>
+        <translation>按精度策略的数据类型计算的参数和缓冲区</translation>
+    </message>
+    <message>
+        <source>  of which buffers</source>
+        <translation>  其中缓冲区</translation>
+    </message>
+    <message>
+        <source>running statistics, masks, shape constants</source>
+        <translation>运行统计量、掩码、形状常量</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>one per trainable parameter</source>
+        <translation>每个可训练参数一份</translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>FP32 copies kept by mixed precision</source>
+        <translation>混合精度保留的 FP32 副本</translation>
+    </message>
+    <message>
+        <source>Activations saved for backward</source>
+        <translation>为反向传播保存的激活</translation>
+    </message>
+    <message>
+        <source>distinct tensors autograd keeps</source>
+        <translation>autograd 保留的不重复张量</translation>
+    </message>
+    <message>
+        <source>Activations at the peak</source>
+        <translation>峰值时的激活</translation>
+    </message>
+    <message>
+        <source>saved plus transient tensors live at the peak</source>
+        <translation>峰值时存活的已保存张量与临时张量</translation>
+    </message>
+    <message>
+        <source>Peak allocated</source>
+        <translation>已分配峰值</translation>
+    </message>
+    <message>
+        <source>maximum of the simulated timeline</source>
+        <translation>模拟时间线的最大值</translation>
+    </message>
+    <message>
+        <source>Reserved peak</source>
+        <translation>保留峰值</translation>
+    </message>
+    <message>
+        <source>the same through the caching allocator model</source>
+        <translation>经缓存分配器模型计算的同一峰值</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>cuBLAS/cuDNN scratch</source>
+        <translation>cuBLAS/cuDNN 临时空间</translation>
+    </message>
+    <message>
+        <source>CUDA context</source>
+        <translation>CUDA 上下文</translation>
+    </message>
+    <message>
+        <source>per-process driver and kernel images</source>
+        <translation>每个进程的驱动与内核映像</translation>
+    </message>
+    <message>
+        <source>Needed on the GPU</source>
+        <translation>GPU 上所需</translation>
+    </message>
+    <message>
+        <source>peak (or reserved) + workspace + context</source>
+        <translation>峰值（或保留峰值）+ 工作区 + 上下文</translation>
+    </message>
+    <message>
+        <source>Classic estimate</source>
+        <translation>经典估算</translation>
+    </message>
+    <message>
+        <source>the rule of thumb, for comparison</source>
+        <translation>经验公式，用于对比</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>字节</translation>
+    </message>
+    <message>
+        <source>What it is</source>
+        <translation>含义</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>%1 = %2 (from %3)</source>
+        <translation>%1 = %2（来自 %3）</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>SHA-256</source>
+        <translation>SHA-256 校验值</translation>
+    </message>
+    <message>
+        <source>File size</source>
+        <translation>文件大小</translation>
+    </message>
+    <message>
+        <source>Producer</source>
+        <translation>生成工具</translation>
+    </message>
+    <message>
+        <source>(not recorded)</source>
+        <translation>（未记录）</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>计算图</translation>
+    </message>
+    <message>
+        <source>IR version</source>
+        <translation>IR 版本</translation>
+    </message>
+    <message>
+        <source>Opsets</source>
+        <translation>算子集</translation>
+    </message>
+    <message>
+        <source>Layers (graph nodes)</source>
+        <translation>层数（图节点）</translation>
+    </message>
+    <message>
+        <source>Trainable parameters</source>
+        <translation>可训练参数</translation>
+    </message>
+    <message>
+        <source>%1 (%2 elements, %3)</source>
+        <translation>%1（%2 个元素，%3）</translation>
+    </message>
+    <message>
+        <source>Buffers</source>
+        <translation>缓冲区</translation>
+    </message>
+    <message>
+        <source>%1 elements, %2</source>
+        <translation>%1 个元素，%2</translation>
+    </message>
+    <message>
+        <source>Symbols</source>
+        <translation>符号</translation>
+    </message>
+    <message>
+        <source>none (all shapes are static)</source>
+        <translation>无（所有形状都是静态的）</translation>
+    </message>
+    <message>
+        <source>External data</source>
+        <translation>外部数据</translation>
+    </message>
+    <message>
+        <source>missing (sizes come from the dims; no weight bytes are read)</source>
+        <translation>缺失（大小来自维度信息；不读取任何权重字节）</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>%1 (global)</source>
+        <translation>%1（全局）</translation>
+    </message>
+    <message>
+        <source> (%1 bytes per parameter)</source>
+        <translation>（每个参数 %1 字节）</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失函数</translation>
+    </message>
+    <message>
+        <source>Checkpoint segments</source>
+        <translation>检查点分段数</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>%1 steps</source>
+        <translation>%1 步</translation>
+    </message>
+    <message>
+        <source>Frozen layers</source>
+        <translation>冻结的层</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>显卡</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>none selected</source>
+        <translation>未选择</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message>
+        <source>CPU offload</source>
+        <translation>CPU 卸载</translation>
+    </message>
+    <message>
+        <source>Allocator</source>
+        <translation>分配器</translation>
+    </message>
+    <message>
+        <source>Safety margin</source>
+        <translation>安全余量</translation>
+    </message>
+    <message>
+        <source>CLI equivalent</source>
+        <translation>等效命令行</translation>
+    </message>
+    <message>
+        <source>Verdict per GPU (%1)</source>
+        <translation>每个 GPU 的结论（%1）</translation>
+    </message>
+    <message>
+        <source>GPU %1</source>
+        <translation>%1 号 GPU</translation>
+    </message>
+    <message>
+        <source>fits</source>
+        <translation>放得下</translation>
+    </message>
+    <message>
+        <source>does not fit</source>
+        <translation>放不下</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <source>Peak</source>
+        <translation>峰值</translation>
+    </message>
+    <message>
+        <source>Needed</source>
+        <translation>所需</translation>
+    </message>
+    <message>
+        <source>Verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>Would it fit on other GPUs?</source>
+        <translation>能放进其他 GPU 吗？</translation>
+    </message>
+    <message>
+        <source>The same configuration on each preset, with that GPU&apos;s own context and workspace defaults.</source>
+        <translation>在每个预设 GPU 上使用相同配置，并采用该 GPU 自己的默认上下文和工作区大小。</translation>
+    </message>
+    <message>
+        <source>fits, %1 free</source>
+        <translation>放得下，剩余 %1</translation>
+    </message>
+    <message>
+        <source>short by %1</source>
+        <translation>还差 %1</translation>
+    </message>
+    <message>
+        <source>Capacity</source>
+        <translation>容量</translation>
+    </message>
+    <message>
+        <source>Largest batch</source>
+        <translation>最大批大小</translation>
+    </message>
+    <message>
+        <source>Breakdown</source>
+        <translation>分项</translation>
+    </message>
+    <message>
+        <source>Each category of the memory model at the peak of one iteration, next to what the GPU offers. Weights, gradients, optimizer states and master weights persist; activations are those live at the peak; workspace and context are the GPU&apos;s fixed overheads.</source>
+        <translation>一次迭代峰值时显存模型的各个类别，与 GPU 可用显存并列显示。权重、梯度、优化器状态和主权重常驻显存；激活是峰值时存活的部分；工作区和上下文是 GPU 的固定开销。</translation>
+    </message>
+    <message>
+        <source>Timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>The peak (%1) is reached at step %2, during %3 of %4.</source>
+        <translation>峰值（%1）出现在第 %2 步，即 %4 的%3阶段。</translation>
+    </message>
+    <message>
+        <source>The peak (%1) is reached at step %2, during the %3.</source>
+        <translation>峰值（%1）出现在第 %2 步，处于%3阶段。</translation>
+    </message>
+    <message>
+        <source>Allocated bytes after every step of one simulated iteration (forward, loss, backward, optimizer step). %1</source>
+        <translation>一次模拟迭代（前向、损失、反向、优化器步骤）中每一步之后的已分配字节数。%1</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Memory needed on the GPU against the batch size; the horizontal line is the GPU&apos;s capacity. Every point is a full re-evaluation, not an extrapolation.</source>
+        <translation>GPU 所需显存随批大小的变化；水平线是 GPU 的容量。每个点都是完整重新计算的结果，而不是外推。</translation>
+    </message>
+    <message>
+        <source>Peak allocated memory and recompute cost against the number of checkpoint segments (torch.utils.checkpoint.checkpoint_sequential). %1</source>
+        <translation>已分配峰值和重计算开销随检查点分段数（torch.utils.checkpoint.checkpoint_sequential）的变化。%1</translation>
+    </message>
+    <message>
+        <source>Top layers by memory</source>
+        <translation>显存占用最多的层</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>序号</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Params</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Saved</source>
+        <translation>已保存</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>占比</translation>
+    </message>
+    <message>
+        <source>Tensors live at the peak</source>
+        <translation>峰值时存活的张量</translation>
+    </message>
+    <message>
+        <source>(model input)</source>
+        <translation>（模型输入）</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Tensor</source>
+        <translation>张量</translation>
+    </message>
+    <message>
+        <source>Produced by</source>
+        <translation>产生者</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>What would reduce it</source>
+        <translation>如何降低显存</translation>
+    </message>
+    <message>
+        <source>Each change was re-evaluated with everything else kept; savings are measured, not assumed.</source>
+        <translation>每项改动都在其他设置不变的情况下重新计算；节省量是算出来的，而非假设。</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>改动</translation>
+    </message>
+    <message>
+        <source>Setting</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Saves</source>
+        <translation>节省</translation>
+    </message>
+    <message>
+        <source>Needed after</source>
+        <translation>改动后所需</translation>
+    </message>
+    <message numerus="yes">
+        <source>Layer table (%n layers)</source>
+        <translation>
+            <numerusform>层表（共 %n 层）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Every graph node in topological order, at this configuration. Activation: the node&apos;s outputs; saved: what it keeps for backward (a tensor saved by several nodes is counted once, at the first). The CSV and JSON exports carry the same rows in bytes.</source>
+        <translation>按拓扑顺序列出此配置下的每个图节点。激活：节点的输出；已保存：节点为反向传播保留的数据（被多个节点保存的张量只在第一个节点处计一次）。CSV 和 JSON 导出包含相同的行，单位为字节。</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Output shape</source>
+        <translation>输出形状</translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Measured on a GPU</source>
+        <translation>在 GPU 上的实测</translation>
+    </message>
+    <message>
+        <source>The probe&apos;s result could not be read: %1</source>
+        <translation>无法读取探针结果：%1</translation>
+    </message>
+    <message>
+        <source>The probe did not measure (%1): %2</source>
+        <translation>探针未进行测量（%1）：%2</translation>
+    </message>
+    <message>
+        <source>headroom-probe replayed this configuration&apos;s allocations on %1 (%2) with real cudaMalloc/cudaFree and read the device&apos;s memory after every event.</source>
+        <translation>headroom-probe 在 %1（%2）上用真实的 cudaMalloc/cudaFree 重放了此配置的分配，并在每个事件之后读取设备显存。</translation>
+    </message>
+    <message>
+        <source>Peak allocated (exact replay)</source>
+        <translation>已分配峰值（精确重放）</translation>
+    </message>
+    <message>
+        <source>Reserved peak (caching replay)</source>
+        <translation>保留峰值（缓存重放）</translation>
+    </message>
+    <message>
+        <source>Workspace (cuBLAS + cuDNN)</source>
+        <translation>工作区（cuBLAS + cuDNN）</translation>
+    </message>
+    <message>
+        <source>Largest batch that fits</source>
+        <translation>能放下的最大批大小</translation>
+    </message>
+    <message>
+        <source>≥ %1</source>
+        <translation>≥ %1</translation>
+    </message>
+    <message>
+        <source>Figure</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测值</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测值</translation>
+    </message>
+    <message>
+        <source>Difference</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>Measured peak by category</source>
+        <translation>按类别的实测峰值</translation>
+    </message>
+    <message>
+        <source>The plan at batch %1 ran out of memory on the device.</source>
+        <translation>批大小为 %1 的方案在设备上显存不足。</translation>
+    </message>
+    <message>
+        <source>Measured bytes are device memory above the baseline before the replay (cudaMemGetInfo); the difference to the prediction is allocator rounding, driver-side allocations and anything else running on the GPU.</source>
+        <translation>实测字节数是相对于重放前基线增加的设备显存（cudaMemGetInfo）；与预测值的差异来自分配器取整、驱动端分配以及 GPU 上运行的其他程序。</translation>
+    </message>
+    <message>
+        <source>Assumptions and formulas</source>
+        <translation>假设与公式</translation>
+    </message>
+    <message>
+        <source>Every figure in this report is computed from the ONNX graph&apos;s shapes and dtypes at the configuration above; no weight bytes are read and nothing is run. Sizes are in %1 units (KiB = 1024 bytes); the JSON export has every figure in bytes.</source>
+        <translation>本报告中的每个数字都是根据上述配置下 ONNX 计算图的形状和数据类型算出的；不读取任何权重字节，也不运行任何东西。大小采用%1单位（KiB = 1024 字节）；JSON 导出中所有数字都以字节为单位。</translation>
+    </message>
+    <message>
+        <source>binary</source>
+        <translation>二进制</translation>
+    </message>
+    <message>
+        <source>decimal</source>
+        <translation>十进制</translation>
+    </message>
+    <message>
+        <source>Weights = Σ parameter elements × bytes per element of the policy (%1) + buffers = %2. Under AMP the 16-bit copies autocast caches during forward are added.</source>
+        <translation>权重 = Σ 参数元素数 × 精度策略（%1）下每个元素的字节数 + 缓冲区 = %2。使用 AMP 时还要加上 autocast 在前向过程中缓存的 16 位副本。</translation>
+    </message>
+    <message>
+        <source>Gradients = one per trainable, unfrozen parameter (%1 elements) at the gradient dtype = %2.</source>
+        <translation>梯度 = 每个可训练且未冻结的参数（%1 个元素）一份，按梯度的数据类型计算 = %2。</translation>
+    </message>
+    <message>
+        <source>Optimizer states = bytes per trainable parameter × parameters: %1 keeps %2 = %3 (SGD 0, momentum 4, Adam/AdamW 8, Adagrad 4, RMSprop 4 (+4 momentum, +4 centered), Adadelta 8, Lion 4, LAMB 8, 8-bit Adam 2 bytes per parameter; Adafactor keeps factored row and column statistics).</source>
+        <translation>优化器状态 = 每个可训练参数的字节数 × 参数个数：%1 保留%2 = %3（每个参数：SGD 0、动量 4、Adam/AdamW 8、Adagrad 4、RMSprop 4（动量 +4，中心化 +4）、Adadelta 8、Lion 4、LAMB 8、8 位 Adam 2 字节；Adafactor 保留分解后的行、列统计量）。</translation>
+    </message>
+    <message>
+        <source>%1 bytes per parameter</source>
+        <translation>每个参数 %1 字节</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>零字节</translation>
+    </message>
+    <message>
+        <source>Master weights = FP32 copy of every trainable parameter under mixed precision = %1.</source>
+        <translation>主权重 = 混合精度下每个可训练参数的 FP32 副本 = %1。</translation>
+    </message>
+    <message>
+        <source>Activations saved for backward = the distinct tensors PyTorch&apos;s autograd keeps for each op (derivatives.yaml: Conv saves its input, ReLU its output, MatMul its operands, BatchNorm its input and statistics, Dropout a 1-byte mask, ...), each storage counted once = %1.</source>
+        <translation>为反向传播保存的激活 = PyTorch autograd 为每个算子保留的不重复张量（依据 derivatives.yaml：Conv 保存输入，ReLU 保存输出，MatMul 保存操作数，BatchNorm 保存输入和统计量，Dropout 保存 1 字节掩码……），每块存储只计一次 = %1。</translation>
+    </message>
+    <message>
+        <source>Loss: %1 on the first output; it keeps the log-probabilities and creates the output&apos;s gradient.</source>
+        <translation>损失：在第一个输出上计算%1；它保留对数概率，并产生输出的梯度。</translation>
+    </message>
+    <message>
+        <source>Peak allocated = the maximum over the simulated iteration: forward allocates each output and frees it after its last consumer unless it is saved; backward allocates input gradients and frees saved tensors once used; the optimizer step follows. Peak = %1, reached at step %2 of %3.</source>
+        <translation>已分配峰值 = 模拟迭代过程中的最大值：前向为每个输出分配显存，并在最后一个使用者之后释放（被保存的除外）；反向为输入梯度分配显存，并在用完后释放已保存的张量；随后是优化器步骤。峰值 = %1，出现在第 %2 步（共 %3 步）。</translation>
+    </message>
+    <message>
+        <source>Reserved peak = the same allocations replayed through a model of PyTorch&apos;s caching allocator (512-byte rounding; requests up to 1 MiB from 2 MiB segments, up to 10 MiB from 20 MiB segments, larger ones rounded to 2 MiB; best fit with splitting; freed blocks stay cached) = %1; this is what nvidia-smi shows besides the context.</source>
+        <translation>保留峰值 = 把同样的分配在 PyTorch 缓存分配器模型中重放的结果（按 512 字节取整；不超过 1 MiB 的请求来自 2 MiB 的段，不超过 10 MiB 的来自 20 MiB 的段，更大的按 2 MiB 取整；最佳适配并可拆分；释放的块保留在缓存中）= %1；这就是 nvidia-smi 显示的数值（不含上下文）。</translation>
+    </message>
+    <message>
+        <source>Workspace %1 and CUDA context %2 are the defaults for %3 until the probe measures them.</source>
+        <translation>工作区 %1 和 CUDA 上下文 %2 是 %3 的默认值，在探针实测之前一直使用。</translation>
+    </message>
+    <message>
+        <source>Needed = %1 + workspace + context = %2; it fits when needed + the safety margin (%3) ≤ capacity (%4). Headroom = capacity − needed = %5.</source>
+        <translation>所需 = %1 + 工作区 + 上下文 = %2；当所需 + 安全余量（%3）≤ 容量（%4）时即可放下。余量 = 容量 − 所需 = %5。</translation>
+    </message>
+    <message>
+        <source>peak allocated</source>
+        <translation>已分配峰值</translation>
+    </message>
+    <message>
+        <source>reserved peak</source>
+        <translation>保留峰值</translation>
+    </message>
+    <message>
+        <source>Largest batch = the largest batch whose need fits, found by searching the fitted shape functions (every tensor&apos;s size as a function of the symbols) = %1.</source>
+        <translation>最大批大小 = 所需显存仍能放下的最大批大小，通过搜索拟合出的形状函数（每个张量的大小关于符号的函数）得到 = %1。</translation>
+    </message>
+    <message>
+        <source>Checkpointing with %1 segments keeps only each segment&apos;s input during forward and recomputes the segment before its backward: %2 extra multiply-accumulates.</source>
+        <translation>分为 %1 段的检查点在前向时只保留每段的输入，并在该段反向之前重新计算：额外 %2 次乘加运算。</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation over %1 steps: activations at the micro-batch, gradients persist across micro-steps.</source>
+        <translation>梯度累积 %1 步：激活按微批次计算，梯度在各微步之间保留。</translation>
+    </message>
+    <message>
+        <source>Inplace activations change the transient peak, not what is saved: here they make a difference of %1.</source>
+        <translation>原地激活改变的是临时峰值，而不是保存的内容：在这里相差 %1。</translation>
+    </message>
+    <message>
+        <source>Classic estimate = parameters × n + batch × Σ outputs × 2 (n = 2 for SGD, 4 for Adam) = %1, against the peak of %2: the rule of thumb is off by %3.</source>
+        <translation>经典估算 = 参数 × n + 批大小 × Σ 输出 × 2（SGD 时 n = 2，Adam 时 n = 4）= %1，而峰值为 %2：经验公式偏差 %3。</translation>
+    </message>
+    <message>
+        <source>%1 GPUs with %2: each GPU&apos;s share is evaluated separately; DDP adds two 25 MiB gradient buckets, DataParallel gathers outputs and computes the loss on GPU 0, ZeRO/FSDP shard optimizer states, gradients and parameters.</source>
+        <translation>%1 个 GPU，采用 %2：每个 GPU 的份额分别计算；DDP 额外需要两个 25 MiB 的梯度桶，DataParallel 在 GPU 0 上汇集输出并计算损失，ZeRO/FSDP 对优化器状态、梯度和参数分片。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n activation(s) have an unknown shape at this configuration and count as zero bytes.</source>
+        <translation>
+            <numerusform>在此配置下有 %n 个激活的形状未知，按零字节计。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Warnings</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>… and %1 more (see the JSON export).</source>
+        <translation>……还有 %1 条（见 JSON 导出）。</translation>
+    </message>
+    <message>
+        <source>cannot start the PDF</source>
+        <translation>无法开始写入 PDF</translation>
+    </message>
+    <message>
+        <source>cannot add a page to the PDF</source>
+        <translation>无法向 PDF 添加页面</translation>
+    </message>
+    <message>
+        <source>cannot finish the PDF</source>
+        <translation>无法完成 PDF</translation>
+    </message>
+    <message>
+        <source>  of which autocast copies</source>
+        <translation>  其中 autocast 副本</translation>
+    </message>
+    <message>
+        <source>16-bit weight copies cached during forward</source>
+        <translation>前向过程中缓存的 16 位权重副本</translation>
+    </message>
+    <message>
+        <source>Model input</source>
+        <translation>模型输入</translation>
+    </message>
+    <message>
+        <source>the input batch, kept alive by the data loader</source>
+        <translation>输入批次，由数据加载器保持存活</translation>
+    </message>
+    <message>
+        <source>Loss tensors</source>
+        <translation>损失相关张量</translation>
+    </message>
+    <message>
+        <source>log-probabilities and the output&apos;s gradient at the peak</source>
+        <translation>峰值时的对数概率和输出梯度</translation>
+    </message>
+    <message>
+        <source>The layers whose tensors autograd keeps for backward hold the most; the share is of all saved activations.</source>
+        <translation>这些层的张量被 autograd 为反向传播保留得最多；占比相对于全部已保存激活。</translation>
+    </message>
+    <message>
+        <source>The layers with the largest outputs; the share is of the activations live at the peak.</source>
+        <translation>输出最大的层；占比相对于峰值时存活的激活。</translation>
+    </message>
+    <message>
+        <source>The lowest peak, %1, is at k = %2 segments, for %3 extra forward multiply-accumulates.</source>
+        <translation>分为 k = %2 段时峰值最低，为 %1，代价是额外 %3 次前向乘加运算。</translation>
+    </message>
+    <message>
+        <source>(parameter)</source>
+        <translation>（参数）</translation>
+    </message>
+    <message>
+        <source>(buffer)</source>
+        <translation>（缓冲区）</translation>
+    </message>
+</context>
+<context>
+    <name>ReportDocument</name>
+    <message>
+        <source>Page %1</source>
+        <translation>第 %1 页</translation>
+    </message>
+</context>
+<context>
+    <name>gui</name>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Inference</source>
+        <translation>推理</translation>
+    </message>
+    <message>
+        <source>FP32</source>
+        <translation>FP32（单精度）</translation>
+    </message>
+    <message>
+        <source>Pure FP16</source>
+        <translation>纯 FP16</translation>
+    </message>
+    <message>
+        <source>Pure BF16</source>
+        <translation>纯 BF16</translation>
+    </message>
+    <message>
+        <source>AMP (autocast FP16)</source>
+        <translation>AMP（autocast FP16 自动混合精度）</translation>
+    </message>
+    <message>
+        <source>AMP (autocast BF16)</source>
+        <translation>AMP（autocast BF16 自动混合精度）</translation>
+    </message>
+    <message>
+        <source>Mixed FP16 + FP32 master weights</source>
+        <translation>混合 FP16 + FP32 主权重</translation>
+    </message>
+    <message>
+        <source>Mixed BF16 + FP32 master weights</source>
+        <translation>混合 BF16 + FP32 主权重</translation>
+    </message>
+    <message>
+        <source>INT8 weights (inference)</source>
+        <translation>INT8 权重（推理）</translation>
+    </message>
+    <message>
+        <source>INT4 weights (inference)</source>
+        <translation>INT4 权重（推理）</translation>
+    </message>
+    <message>
+        <source>SGD</source>
+        <translation>SGD（随机梯度下降）</translation>
+    </message>
+    <message>
+        <source>SGD with momentum</source>
+        <translation>带动量的 SGD</translation>
+    </message>
+    <message>
+        <source>Adam</source>
+        <translation>Adam</translation>
+    </message>
+    <message>
+        <source>AdamW</source>
+        <translation>AdamW</translation>
+    </message>
+    <message>
+        <source>Adagrad</source>
+        <translation>Adagrad</translation>
+    </message>
+    <message>
+        <source>RMSprop</source>
+        <translation>RMSprop</translation>
+    </message>
+    <message>
+        <source>Adadelta</source>
+        <translation>Adadelta</translation>
+    </message>
+    <message>
+        <source>Lion</source>
+        <translation>Lion</translation>
+    </message>
+    <message>
+        <source>LAMB</source>
+        <translation>LAMB</translation>
+    </message>
+    <message>
+        <source>8-bit Adam</source>
+        <translation>8 位 Adam</translation>
+    </message>
+    <message>
+        <source>Adafactor</source>
+        <translation>Adafactor</translation>
+    </message>
+    <message>
+        <source>Custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>Single GPU</source>
+        <translation>单 GPU</translation>
+    </message>
+    <message>
+        <source>DDP (DistributedDataParallel)</source>
+        <translation>DDP（分布式数据并行）</translation>
+    </message>
+    <message>
+        <source>DataParallel</source>
+        <translation>DataParallel（数据并行）</translation>
+    </message>
+    <message>
+        <source>Balanced DataParallel</source>
+        <translation>均衡 DataParallel（数据并行）</translation>
+    </message>
+    <message>
+        <source>ZeRO-1</source>
+        <translation>ZeRO-1</translation>
+    </message>
+    <message>
+        <source>ZeRO-2</source>
+        <translation>ZeRO-2</translation>
+    </message>
+    <message>
+        <source>ZeRO-3</source>
+        <translation>ZeRO-3</translation>
+    </message>
+    <message>
+        <source>FSDP</source>
+        <translation>FSDP（全分片数据并行）</translation>
+    </message>
+    <message>
+        <source>Exact (allocated peak)</source>
+        <translation>精确（已分配峰值）</translation>
+    </message>
+    <message>
+        <source>Caching allocator (reserved)</source>
+        <translation>缓存分配器（已保留）</translation>
+    </message>
+    <message>
+        <source>Expandable segments</source>
+        <translation>可扩展段</translation>
+    </message>
+</context>
+<context>
+    <name>gui::BatchSweepChart</name>
+    <message>
+        <source>Needed</source>
+        <translation>所需显存</translation>
+    </message>
+    <message>
+        <source>Current batch</source>
+        <translation>当前批大小</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>GPU memory needed</source>
+        <translation>所需 GPU 显存</translation>
+    </message>
+    <message>
+        <source>max batch %1</source>
+        <translation>最大批大小 %1</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>gui::BreakdownChart</name>
+    <message>
+        <source>GPU memory</source>
+        <translation>GPU 显存</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <source>Other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <source>Allocator cache</source>
+        <translation>分配器缓存</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>CUDA context</source>
+        <translation>CUDA 上下文</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>GPU %1</source>
+        <translation>%1 号 GPU</translation>
+    </message>
+    <message>
+        <source>Need</source>
+        <translation>所需</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>gui::CheckpointChart</name>
+    <message>
+        <source>Peak</source>
+        <translation>峰值</translation>
+    </message>
+    <message>
+        <source>Best</source>
+        <translation>最佳</translation>
+    </message>
+    <message>
+        <source>Extra forward MACs</source>
+        <translation>额外前向乘加次数</translation>
+    </message>
+    <message>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Checkpoint segments</source>
+        <translation>检查点分段数</translation>
+    </message>
+    <message numerus="yes">
+        <source>Best: %n segment(s)</source>
+        <translation>
+            <numerusform>最佳：%n 段</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>gui::ControlsPanel</name>
+    <message>
+        <source>Use best</source>
+        <translation>使用最佳值</translation>
+    </message>
+    <message>
+        <source>Inplace activations</source>
+        <translation>原地激活</translation>
+    </message>
+    <message>
+        <source>Sizes</source>
+        <translation>尺寸</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Mode:</source>
+        <translation>模式：</translation>
+    </message>
+    <message>
+        <source>Precision:</source>
+        <translation>精度：</translation>
+    </message>
+    <message>
+        <source>Optimizer:</source>
+        <translation>优化器：</translation>
+    </message>
+    <message>
+        <source>Loss:</source>
+        <translation>损失函数：</translation>
+    </message>
+    <message>
+        <source>Checkpoint segments:</source>
+        <translation>检查点分段数：</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation:</source>
+        <translation>梯度累积：</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>GPU:</source>
+        <translation>GPU：</translation>
+    </message>
+    <message>
+        <source>Capacity:</source>
+        <translation>容量：</translation>
+    </message>
+    <message>
+        <source>Units:</source>
+        <translation>单位：</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>torch.utils.checkpoint_sequential segments: fewer saved activations, more recomputation.</source>
+        <translation>torch.utils.checkpoint_sequential 分段：保存的激活更少，重计算更多。</translation>
+    </message>
+    <message>
+        <source>Micro-batches per optimizer step: activations at batch / steps, gradients persist.</source>
+        <translation>每个优化器步骤的微批次数：激活按 批大小 / 步数 计算，梯度保留。</translation>
+    </message>
+    <message>
+        <source>ReLU(inplace=True) and friends: changes the transient peak, not what is saved for backward.</source>
+        <translation>ReLU(inplace=True) 等原地操作：改变临时峰值，而不改变为反向传播保存的内容。</translation>
+    </message>
+    <message>
+        <source> GiB</source>
+        <translation> GiB</translation>
+    </message>
+    <message>
+        <source>Cross-entropy</source>
+        <translation>交叉熵</translation>
+    </message>
+    <message>
+        <source>Mean squared error</source>
+        <translation>均方误差</translation>
+    </message>
+    <message>
+        <source>None (the graph computes it)</source>
+        <translation>无（计算图自带损失）</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Custom capacity</source>
+        <translation>自定义容量</translation>
+    </message>
+    <message>
+        <source>IEC (KiB, MiB, GiB)</source>
+        <translation>IEC 二进制（KiB、MiB、GiB）</translation>
+    </message>
+    <message>
+        <source>SI (kB, MB, GB)</source>
+        <translation>SI 十进制（kB、MB、GB）</translation>
+    </message>
+    <message>
+        <source>%1, first seen at %2 (%3)</source>
+        <translation>%1，首次出现在 %2（%3）</translation>
+    </message>
+    <message>
+        <source>Batch (%1):</source>
+        <translation>批大小（%1）：</translation>
+    </message>
+    <message>
+        <source>%1:</source>
+        <translation>%1：</translation>
+    </message>
+    <message>
+        <source>This model has fixed input sizes.</source>
+        <translation>此模型的输入尺寸是固定的。</translation>
+    </message>
+    <message>
+        <source>best: %1</source>
+        <translation>最佳：%1</translation>
+    </message>
+    <message>
+        <source>CPU offload</source>
+        <translation>CPU 卸载</translation>
+    </message>
+    <message>
+        <source>GPUs:</source>
+        <translation>GPU 数量：</translation>
+    </message>
+    <message>
+        <source>GPU 0 batch:</source>
+        <translation>GPU 0 批大小：</translation>
+    </message>
+    <message>
+        <source>Allocator:</source>
+        <translation>分配器：</translation>
+    </message>
+    <message>
+        <source>Safety margin:</source>
+        <translation>安全余量：</translation>
+    </message>
+    <message>
+        <source>Number of GPUs the global batch is spread over.</source>
+        <translation>全局批次分摊到的 GPU 数量。</translation>
+    </message>
+    <message>
+        <source>How the GPUs share the work; the verdict is for the most loaded GPU.</source>
+        <translation>各 GPU 如何分担工作；结论针对负载最重的 GPU。</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Balanced DataParallel: samples GPU 0 processes (auto: the batch that evens the GPUs).</source>
+        <translation>均衡 DataParallel：GPU 0 处理的样本数（自动：使各 GPU 均衡的批大小）。</translation>
+    </message>
+    <message>
+        <source>ZeRO and FSDP: keep optimizer states (and ZeRO-3/FSDP parameters) in host memory.</source>
+        <translation>ZeRO 与 FSDP：将优化器状态（以及 ZeRO-3/FSDP 的参数）保存在主机内存中。</translation>
+    </message>
+    <message>
+        <source>What must fit: the exact allocated peak, or what PyTorch&apos;s caching allocator reserves.</source>
+        <translation>需要容纳的量：精确的已分配峰值，或 PyTorch 缓存分配器保留的显存。</translation>
+    </message>
+    <message>
+        <source> MiB</source>
+        <translation> MiB</translation>
+    </message>
+    <message>
+        <source>Memory kept free on each GPU (other processes, fragmentation you expect).</source>
+        <translation>每个 GPU 上保留的空闲显存（供其他进程使用，或应对预期的碎片）。</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>并行策略</translation>
+    </message>
+</context>
+<context>
+    <name>gui::LayerTreeModel</name>
+    <message>
+        <source>%1 %</source>
+        <translation>%1 %</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Output shape</source>
+        <translation>输出形状</translation>
+    </message>
+    <message>
+        <source>Params</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Saved for backward</source>
+        <translation>为反向传播保存</translation>
+    </message>
+    <message>
+        <source>Share of peak</source>
+        <translation>峰值占比</translation>
+    </message>
+    <message>
+        <source>Module path from the node names. Tick a layer to freeze it: frozen parameters get no gradient or optimizer state.</source>
+        <translation>根据节点名称得到的模块路径。勾选某层即可冻结它：被冻结的参数没有梯度和优化器状态。</translation>
+    </message>
+    <message>
+        <source>ONNX operator of the graph node.</source>
+        <translation>图节点的 ONNX 算子。</translation>
+    </message>
+    <message>
+        <source>Output shape at the current symbol values.</source>
+        <translation>当前符号取值下的输出形状。</translation>
+    </message>
+    <message>
+        <source>Trainable parameter elements owned by the layer.</source>
+        <translation>该层拥有的可训练参数元素个数。</translation>
+    </message>
+    <message>
+        <source>Bytes of the layer&apos;s outputs at this configuration.</source>
+        <translation>此配置下该层输出的字节数。</translation>
+    </message>
+    <message>
+        <source>Bytes the layer keeps for the backward pass (shared tensors counted once).</source>
+        <translation>该层为反向传播保留的字节数（共享张量只计一次）。</translation>
+    </message>
+    <message>
+        <source>Share of the peak held by this layer&apos;s tensors that are live at the moment of peak.</source>
+        <translation>该层在峰值时刻存活的张量占峰值的比例。</translation>
+    </message>
+</context>
+<context>
+    <name>gui::LayersPage</name>
+    <message>
+        <source>Filter by layer name or op</source>
+        <translation>按层名称或算子筛选</translation>
+    </message>
+    <message>
+        <source>Expand to depth:</source>
+        <translation>展开到深度：</translation>
+    </message>
+</context>
+<context>
+    <name>gui::MainWindow</name>
+    <message>
+        <source>Headroom</source>
+        <translation>Headroom 显存分析</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Breakdown</source>
+        <translation>分项</translation>
+    </message>
+    <message>
+        <source>Timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>Batch &amp;&amp; checkpoints</source>
+        <translation>批大小与检查点</translation>
+    </message>
+    <message>
+        <source>GPU probe</source>
+        <translation>GPU 探针</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Loading cancelled</source>
+        <translation>已取消加载</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open ONNX model</source>
+        <translation>打开 ONNX 模型</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx);;All files (*)</source>
+        <translation>ONNX 模型 (*.onnx);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Sample Model</source>
+        <translation>打开示例模型(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Export Report…</source>
+        <translation>导出报告(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Expand All Layers</source>
+        <translation>展开所有层</translation>
+    </message>
+    <message>
+        <source>Collapse All Layers</source>
+        <translation>折叠所有层</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About Headroom</source>
+        <translation>关于 Headroom(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About Headroom</source>
+        <translation>关于 Headroom</translation>
+    </message>
+    <message>
+        <source>Headroom predicts the GPU memory an ONNX model needs for training or inference, layer by layer, and says whether it fits.</source>
+        <translation>Headroom 逐层预测 ONNX 模型训练或推理所需的 GPU 显存，并告诉你能否放得下。</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>The bundled sample model (resnet18.onnx) was not found; open a model with File &gt; Open.</source>
+        <translation>找不到自带的示例模型（resnet18.onnx）；请通过“文件 &gt; 打开”打开模型。</translation>
+    </message>
+    <message>
+        <source>%1 — Headroom</source>
+        <translation>%1 — Headroom 显存分析</translation>
+    </message>
+    <message>
+        <source>Loaded %1</source>
+        <translation>已加载 %1</translation>
+    </message>
+    <message>
+        <source>Cannot open the model</source>
+        <translation>无法打开模型</translation>
+    </message>
+    <message numerus="yes">
+        <source>Step %1 %2: %n activation tensor(s) live (%3), from %4 layer(s); selected in the Layers tab.</source>
+        <translation>
+            <numerusform>第 %1 步 %2：%n 个激活张量存活（%3），来自 %4 个层；已在“层”标签页中选中。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Export report</source>
+        <translation>导出报告</translation>
+    </message>
+    <message>
+        <source>PDF files (*.pdf)</source>
+        <translation>PDF 文件 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Report written to %1</source>
+        <translation>报告已写入 %1</translation>
+    </message>
+    <message>
+        <source>Cannot write the report</source>
+        <translation>无法写入报告</translation>
+    </message>
+</context>
+<context>
+    <name>gui::ModelInfoPanel</name>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Producer:</source>
+        <translation>生成工具：</translation>
+    </message>
+    <message>
+        <source>Opset:</source>
+        <translation>算子集：</translation>
+    </message>
+    <message>
+        <source>Nodes:</source>
+        <translation>节点：</translation>
+    </message>
+    <message>
+        <source>Parameters:</source>
+        <translation>参数：</translation>
+    </message>
+    <message>
+        <source>Warnings:</source>
+        <translation>警告：</translation>
+    </message>
+    <message>
+        <source>%1
 %2, SHA-256 %3</source>
-            <translation>%1
+        <translation>%1
 %2，SHA-256 校验值 %3</translation>
-        </message>
-        <message>
-            <source>unknown</source>
-            <translation>未知</translation>
-        </message>
-        <message>
-            <source>%1 %2</source>
-            <translation>%1 %2</translation>
-        </message>
-        <message>
-            <source>%1 (IR version %2)</source>
-            <translation>%1（IR 版本 %2）</translation>
-        </message>
-        <message>
-            <source>%1 trainable (%2), %3 buffers (%4)</source>
-            <translation>%1 个可训练参数（%2），%3 个缓冲区元素（%4）</translation>
-        </message>
-        <message>
-            <source>External weight data is missing; sizes come from the graph alone.</source>
-            <translation>缺少外部权重数据；大小仅根据计算图得出。</translation>
-        </message>
-        <message>
-            <source>none</source>
-            <translation>无</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::OverviewPage</name>
-        <message>
-            <source>Where the memory goes at the peak</source>
-            <translation>峰值时显存用在哪里</translation>
-        </message>
-        <message>
-            <source>Largest layers</source>
-            <translation>最大的层</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::ProbePage</name>
-        <message>
-            <source>Weights</source>
-            <translation>权重</translation>
-        </message>
-        <message>
-            <source>Buffers</source>
-            <translation>缓冲区</translation>
-        </message>
-        <message>
-            <source>Gradients</source>
-            <translation>梯度</translation>
-        </message>
-        <message>
-            <source>Optimizer states</source>
-            <translation>优化器状态</translation>
-        </message>
-        <message>
-            <source>Master weights</source>
-            <translation>主权重</translation>
-        </message>
-        <message>
-            <source>Activations</source>
-            <translation>激活</translation>
-        </message>
-        <message>
-            <source>Workspace</source>
-            <translation>工作区</translation>
-        </message>
-        <message>
-            <source>CUDA context</source>
-            <translation>CUDA 上下文</translation>
-        </message>
-        <message>
-            <source>Input batch</source>
-            <translation>输入批次</translation>
-        </message>
-        <message>
-            <source>Loss</source>
-            <translation>损失函数</translation>
-        </message>
-        <message>
-            <source>Detect devices</source>
-            <translation>检测设备</translation>
-        </message>
-        <message>
-            <source>Run probe</source>
-            <translation>运行探针</translation>
-        </message>
-        <message>
-            <source>Cancel</source>
-            <translation>取消</translation>
-        </message>
-        <message>
-            <source>Device %1</source>
-            <translation>设备 %1</translation>
-        </message>
-        <message>
-            <source>The CUDA device the probe replays the plan on</source>
-            <translation>探针用来重放方案的 CUDA 设备</translation>
-        </message>
-        <message>
-            <source>Ask headroom-probe which CUDA devices this machine has</source>
-            <translation>询问 headroom-probe 本机有哪些 CUDA 设备</translation>
-        </message>
-        <message>
-            <source> s</source>
-            <translation> 秒</translation>
-        </message>
-        <message>
-            <source>The probe is stopped after this long</source>
-            <translation>超过此时长后停止探针</translation>
-        </message>
-        <message>
-            <source>Replay this configuration's allocations on the GPU with real cudaMalloc calls</source>
-            <translation>用真实的 cudaMalloc 调用在 GPU 上重放此配置的分配</translation>
-        </message>
-        <message>
-            <source>Run the probe to measure this configuration on a real GPU.</source>
-            <translation>运行探针，在真实 GPU 上测量此配置。</translation>
-        </message>
-        <message>
-            <source>Quantity</source>
-            <translation>指标</translation>
-        </message>
-        <message>
-            <source>Theory</source>
-            <translation>理论值</translation>
-        </message>
-        <message>
-            <source>Measured</source>
-            <translation>实测值</translation>
-        </message>
-        <message>
-            <source>Difference</source>
-            <translation>差值</translation>
-        </message>
-        <message>
-            <source>Headroom's estimate for this configuration</source>
-            <translation>Headroom 对此配置的估算</translation>
-        </message>
-        <message>
-            <source>What the GPU reported (cudaMemGetInfo) while the probe replayed the plan</source>
-            <translation>探针重放方案时 GPU 报告的数值（cudaMemGetInfo）</translation>
-        </message>
-        <message>
-            <source>Measured minus theory</source>
-            <translation>实测值减理论值</translation>
-        </message>
-        <message>
-            <source>Allocation event</source>
-            <translation>分配事件</translation>
-        </message>
-        <message>
-            <source>Per category</source>
-            <translation>按类别</translation>
-        </message>
-        <message>
-            <source>Timeline</source>
-            <translation>时间线</translation>
-        </message>
-        <message>
-            <source>Device:</source>
-            <translation>设备：</translation>
-        </message>
-        <message>
-            <source>Time limit:</source>
-            <translation>时间限制：</translation>
-        </message>
-        <message>
-            <source>Looking for CUDA devices…</source>
-            <translation>正在查找 CUDA 设备…</translation>
-        </message>
-        <message>
-            <source>Preparing the plan…</source>
-            <translation>正在准备方案…</translation>
-        </message>
-        <message>
-            <source>Probe: %1</source>
-            <translation>探针：%1</translation>
-        </message>
-        <message>
-            <source>%1: %2</source>
-            <translation>%1：%2</translation>
-        </message>
-        <message numerus="yes">
-            <source>%n CUDA device(s) found.</source>
-            <translation>
-                <numerusform>找到 %n 个 CUDA 设备。</numerusform>
-            </translation>
-        </message>
-        <message>
-            <source>Does not fit on %1: out of memory during the replay (%2).</source>
-            <translation>放不进 %1：重放过程中显存不足（%2）。</translation>
-        </message>
-        <message>
-            <source>Measured on %1 in %2 s (%3).</source>
-            <translation>在 %1 上测量，用时 %2 秒（%3）。</translation>
-        </message>
-        <message>
-            <source>No CUDA device: %1</source>
-            <translation>没有 CUDA 设备：%1</translation>
-        </message>
-        <message>
-            <source>Probe unavailable: %1</source>
-            <translation>探针不可用：%1</translation>
-        </message>
-        <message>
-            <source>The probe crashed; the application is unaffected: %1</source>
-            <translation>探针崩溃了，但应用程序不受影响：%1</translation>
-        </message>
-        <message>
-            <source>The probe was stopped at the time limit: %1</source>
-            <translation>探针达到时间限制后被停止：%1</translation>
-        </message>
-        <message>
-            <source>Probe cancelled.</source>
-            <translation>探针已取消。</translation>
-        </message>
-        <message>
-            <source>The probe failed: %1</source>
-            <translation>探针失败：%1</translation>
-        </message>
-        <message>
-            <source>—</source>
-            <translation>—</translation>
-        </message>
-        <message>
-            <source>%1 % of theory</source>
-            <translation>理论值的 %1 %</translation>
-        </message>
-        <message>
-            <source>Measured as device memory used before and after the context was created (%1)</source>
-            <translation>按创建上下文前后设备显存占用的差值测量（%1）</translation>
-        </message>
-        <message>
-            <source>Workspace (cuBLAS + cuDNN)</source>
-            <translation>工作区（cuBLAS + cuDNN）</translation>
-        </message>
-        <message>
-            <source>cuBLAS: handle and workspace after the model's largest GEMMs; cuDNN: the preferred algorithms' workspace for the model's convolutions</source>
-            <translation>cuBLAS：执行模型最大的 GEMM 之后的句柄和工作区；cuDNN：模型卷积所用首选算法的工作区</translation>
-        </message>
-        <message>
-            <source>Peak, exact allocations</source>
-            <translation>峰值，精确分配</translation>
-        </message>
-        <message>
-            <source>One cudaMalloc per tensor; measured: device memory above the baseline</source>
-            <translation>每个张量一次 cudaMalloc；实测值：高出基线的设备显存</translation>
-        </message>
-        <message>
-            <source>Peak, caching allocator</source>
-            <translation>峰值，缓存分配器</translation>
-        </message>
-        <message>
-            <source>Segments as PyTorch's caching allocator would reserve them</source>
-            <translation>按 PyTorch 缓存分配器的方式保留段</translation>
-        </message>
-        <message>
-            <source>Max batch</source>
-            <translation>最大批大小</translation>
-        </message>
-        <message>
-            <source>Theory: largest batch that fits the selected GPU; measured: bisection on this device</source>
-            <translation>理论值：所选 GPU 能放下的最大批大小；实测值：在本设备上二分查找</translation>
-        </message>
-        <message>
-            <source>Most bytes of this category live at once</source>
-            <translation>该类别同时存活的最大字节数</translation>
-        </message>
-        <message>
-            <source>at least %1</source>
-            <translation>至少 %1</translation>
-        </message>
-        <message>
-            <source>Max batch: measured %1, predicted %2</source>
-            <translation>最大批大小：实测 %1，预测 %2</translation>
-        </message>
-        <message>
-            <source>Max batch: measured %1</source>
-            <translation>最大批大小：实测 %1</translation>
-        </message>
-        <message>
-            <source>Max batch: predicted %1</source>
-            <translation>最大批大小：预测 %1</translation>
-        </message>
-        <message>
-            <source>Theory (allocated)</source>
-            <translation>理论值（已分配）</translation>
-        </message>
-        <message>
-            <source>Measured, exact</source>
-            <translation>实测，精确</translation>
-        </message>
-        <message>
-            <source>Measured, caching</source>
-            <translation>实测，缓存</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::ScalingPage</name>
-        <message>
-            <source>Memory needed against the batch size</source>
-            <translation>所需显存随批大小的变化</translation>
-        </message>
-        <message>
-            <source>Peak and recomputation against checkpoint segments</source>
-            <translation>峰值和重计算随检查点分段数的变化</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::TimelineChart</name>
-        <message>
-            <source>forward</source>
-            <translation>前向</translation>
-        </message>
-        <message>
-            <source>loss</source>
-            <translation>损失</translation>
-        </message>
-        <message>
-            <source>backward</source>
-            <translation>反向</translation>
-        </message>
-        <message>
-            <source>optimizer</source>
-            <translation>优化器</translation>
-        </message>
-        <message>
-            <source>recompute</source>
-            <translation>重计算</translation>
-        </message>
-        <message>
-            <source>Allocated</source>
-            <translation>已分配</translation>
-        </message>
-        <message>
-            <source>Step of one training iteration</source>
-            <translation>一次训练迭代中的步骤</translation>
-        </message>
-        <message>
-            <source>peak %1</source>
-            <translation>峰值 %1</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::TimelinePage</name>
-        <message>
-            <source>Click the timeline to select the layers whose tensors are live at that step.</source>
-            <translation>点击时间线，即可选中在该步骤有张量存活的层。</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::TopLayersChart</name>
-        <message>
-            <source>Saved for backward</source>
-            <translation>为反向传播保存</translation>
-        </message>
-        <message>
-            <source>Output bytes</source>
-            <translation>输出字节数</translation>
-        </message>
-    </context>
-    <context>
-        <name>gui::VerdictBanner</name>
-        <message>
-            <source>batch %1</source>
-            <translation>批大小 %1</translation>
-        </message>
-        <message numerus="yes">
-            <source>%n checkpoint segment(s)</source>
-            <translation>
-                <numerusform>%n 个检查点分段</numerusform>
-            </translation>
-        </message>
-        <message numerus="yes">
-            <source>%n accumulation step(s)</source>
-            <translation>
-                <numerusform>%n 个累积步</numerusform>
-            </translation>
-        </message>
-        <message>
-            <source>inplace activations</source>
-            <translation>原地激活</translation>
-        </message>
-        <message>
-            <source>freeze %1</source>
-            <translation>冻结 %1</translation>
-        </message>
-        <message>
-            <source>GPU 0 batch %1</source>
-            <translation>GPU 0 批大小 %1</translation>
-        </message>
-        <message>
-            <source>%1 (%2)</source>
-            <extracomment>%1 is a change such as "bf16", %2 the memory it saves</extracomment>
-            <translation>%1（%2）</translation>
-        </message>
-        <message>
-            <source>Fits on %1 — %2 headroom, max batch %3</source>
-            <extracomment>%1 GPU, %2 free bytes left, %3 largest batch that fits</extracomment>
-            <translation>可以放进 %1 — 剩余 %2，最大批大小 %3</translation>
-        </message>
-        <message>
-            <source>Does not fit on %1 — needs %2</source>
-            <translation>放不进 %1 — 需要 %2</translation>
-        </message>
-        <message>
-            <source>Open an ONNX model to see whether it fits.</source>
-            <translation>打开一个 ONNX 模型，看看能否放得下。</translation>
-        </message>
-        <message>
-            <source>; try %1</source>
-            <translation>；可尝试 %1</translation>
-        </message>
-        <message>
-            <source>; max batch %1</source>
-            <translation>；最大批大小 %1</translation>
-        </message>
-    </context>
-    <context>
-        <name>main</name>
-        <message>
-            <source>Will this model fit on my GPU, and where does the memory go?</source>
-            <translation>这个模型能放进我的 GPU 吗？显存都用在哪里？</translation>
-        </message>
-        <message>
-            <source>User interface language (en, zh_CN).</source>
-            <translation>用户界面语言（en、zh_CN）。</translation>
-        </message>
-        <message>
-            <source>language</source>
-            <translation>语言</translation>
-        </message>
-        <message>
-            <source>Render the main window to a PNG file once the model is analysed, then quit.</source>
-            <translation>模型分析完成后把主窗口渲染为 PNG 文件，然后退出。</translation>
-        </message>
-        <message>
-            <source>file</source>
-            <translation>文件</translation>
-        </message>
-        <message>
-            <source>ONNX model to open (default: the bundled sample).</source>
-            <translation>要打开的 ONNX 模型（默认：自带的示例）。</translation>
-        </message>
-    </context>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1 (IR version %2)</source>
+        <translation>%1（IR 版本 %2）</translation>
+    </message>
+    <message>
+        <source>%1 trainable (%2), %3 buffers (%4)</source>
+        <translation>%1 个可训练参数（%2），%3 个缓冲区元素（%4）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+</context>
+<context>
+    <name>gui::OverviewPage</name>
+    <message>
+        <source>Where the memory goes at the peak</source>
+        <translation>峰值时显存用在哪里</translation>
+    </message>
+    <message>
+        <source>Largest layers</source>
+        <translation>最大的层</translation>
+    </message>
+</context>
+<context>
+    <name>gui::ProbePage</name>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Buffers</source>
+        <translation>缓冲区</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>CUDA context</source>
+        <translation>CUDA 上下文</translation>
+    </message>
+    <message>
+        <source>Input batch</source>
+        <translation>输入批次</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失函数</translation>
+    </message>
+    <message>
+        <source>Detect devices</source>
+        <translation>检测设备</translation>
+    </message>
+    <message>
+        <source>Run probe</source>
+        <translation>运行探针</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Device %1</source>
+        <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>The CUDA device the probe replays the plan on</source>
+        <translation>探针用来重放方案的 CUDA 设备</translation>
+    </message>
+    <message>
+        <source>Ask headroom-probe which CUDA devices this machine has</source>
+        <translation>询问 headroom-probe 本机有哪些 CUDA 设备</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>The probe is stopped after this long</source>
+        <translation>超过此时长后停止探针</translation>
+    </message>
+    <message>
+        <source>Replay this configuration&apos;s allocations on the GPU with real cudaMalloc calls</source>
+        <translation>用真实的 cudaMalloc 调用在 GPU 上重放此配置的分配</translation>
+    </message>
+    <message>
+        <source>Run the probe to measure this configuration on a real GPU.</source>
+        <translation>运行探针，在真实 GPU 上测量此配置。</translation>
+    </message>
+    <message>
+        <source>Quantity</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>Theory</source>
+        <translation>理论值</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测值</translation>
+    </message>
+    <message>
+        <source>Difference</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>Headroom&apos;s estimate for this configuration</source>
+        <translation>Headroom 对此配置的估算</translation>
+    </message>
+    <message>
+        <source>What the GPU reported (cudaMemGetInfo) while the probe replayed the plan</source>
+        <translation>探针重放方案时 GPU 报告的数值（cudaMemGetInfo）</translation>
+    </message>
+    <message>
+        <source>Measured minus theory</source>
+        <translation>实测值减理论值</translation>
+    </message>
+    <message>
+        <source>Allocation event</source>
+        <translation>分配事件</translation>
+    </message>
+    <message>
+        <source>Per category</source>
+        <translation>按类别</translation>
+    </message>
+    <message>
+        <source>Timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>Device:</source>
+        <translation>设备：</translation>
+    </message>
+    <message>
+        <source>Time limit:</source>
+        <translation>时间限制：</translation>
+    </message>
+    <message>
+        <source>Looking for CUDA devices…</source>
+        <translation>正在查找 CUDA 设备…</translation>
+    </message>
+    <message>
+        <source>Preparing the plan…</source>
+        <translation>正在准备方案…</translation>
+    </message>
+    <message>
+        <source>Probe: %1</source>
+        <translation>探针：%1</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n CUDA device(s) found.</source>
+        <translation>
+            <numerusform>找到 %n 个 CUDA 设备。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Does not fit on %1: out of memory during the replay (%2).</source>
+        <translation>放不进 %1：重放过程中显存不足（%2）。</translation>
+    </message>
+    <message>
+        <source>Measured on %1 in %2 s (%3).</source>
+        <translation>在 %1 上测量，用时 %2 秒（%3）。</translation>
+    </message>
+    <message>
+        <source>No CUDA device: %1</source>
+        <translation>没有 CUDA 设备：%1</translation>
+    </message>
+    <message>
+        <source>Probe unavailable: %1</source>
+        <translation>探针不可用：%1</translation>
+    </message>
+    <message>
+        <source>The probe crashed; the application is unaffected: %1</source>
+        <translation>探针崩溃了，但应用程序不受影响：%1</translation>
+    </message>
+    <message>
+        <source>The probe was stopped at the time limit: %1</source>
+        <translation>探针达到时间限制后被停止：%1</translation>
+    </message>
+    <message>
+        <source>Probe cancelled.</source>
+        <translation>探针已取消。</translation>
+    </message>
+    <message>
+        <source>The probe failed: %1</source>
+        <translation>探针失败：%1</translation>
+    </message>
+    <message>
+        <source>—</source>
+        <translation>—</translation>
+    </message>
+    <message>
+        <source>%1 % of theory</source>
+        <translation>理论值的 %1 %</translation>
+    </message>
+    <message>
+        <source>Measured as device memory used before and after the context was created (%1)</source>
+        <translation>按创建上下文前后设备显存占用的差值测量（%1）</translation>
+    </message>
+    <message>
+        <source>Workspace (cuBLAS + cuDNN)</source>
+        <translation>工作区（cuBLAS + cuDNN）</translation>
+    </message>
+    <message>
+        <source>cuBLAS: handle and workspace after the model&apos;s largest GEMMs; cuDNN: the preferred algorithms&apos; workspace for the model&apos;s convolutions</source>
+        <translation>cuBLAS：执行模型最大的 GEMM 之后的句柄和工作区；cuDNN：模型卷积所用首选算法的工作区</translation>
+    </message>
+    <message>
+        <source>Peak, exact allocations</source>
+        <translation>峰值，精确分配</translation>
+    </message>
+    <message>
+        <source>One cudaMalloc per tensor; measured: device memory above the baseline</source>
+        <translation>每个张量一次 cudaMalloc；实测值：高出基线的设备显存</translation>
+    </message>
+    <message>
+        <source>Peak, caching allocator</source>
+        <translation>峰值，缓存分配器</translation>
+    </message>
+    <message>
+        <source>Segments as PyTorch&apos;s caching allocator would reserve them</source>
+        <translation>按 PyTorch 缓存分配器的方式保留段</translation>
+    </message>
+    <message>
+        <source>Max batch</source>
+        <translation>最大批大小</translation>
+    </message>
+    <message>
+        <source>Theory: largest batch that fits the selected GPU; measured: bisection on this device</source>
+        <translation>理论值：所选 GPU 能放下的最大批大小；实测值：在本设备上二分查找</translation>
+    </message>
+    <message>
+        <source>Most bytes of this category live at once</source>
+        <translation>该类别同时存活的最大字节数</translation>
+    </message>
+    <message>
+        <source>at least %1</source>
+        <translation>至少 %1</translation>
+    </message>
+    <message>
+        <source>Max batch: measured %1, predicted %2</source>
+        <translation>最大批大小：实测 %1，预测 %2</translation>
+    </message>
+    <message>
+        <source>Max batch: measured %1</source>
+        <translation>最大批大小：实测 %1</translation>
+    </message>
+    <message>
+        <source>Max batch: predicted %1</source>
+        <translation>最大批大小：预测 %1</translation>
+    </message>
+    <message>
+        <source>Theory (allocated)</source>
+        <translation>理论值（已分配）</translation>
+    </message>
+    <message>
+        <source>Measured, exact</source>
+        <translation>实测，精确</translation>
+    </message>
+    <message>
+        <source>Measured, caching</source>
+        <translation>实测，缓存</translation>
+    </message>
+</context>
+<context>
+    <name>gui::ScalingPage</name>
+    <message>
+        <source>Memory needed against the batch size</source>
+        <translation>所需显存随批大小的变化</translation>
+    </message>
+    <message>
+        <source>Peak and recomputation against checkpoint segments</source>
+        <translation>峰值和重计算随检查点分段数的变化</translation>
+    </message>
+</context>
+<context>
+    <name>gui::TimelineChart</name>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Allocated</source>
+        <translation>已分配</translation>
+    </message>
+    <message>
+        <source>Step of one training iteration</source>
+        <translation>一次训练迭代中的步骤</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+    <message>
+        <source>Highest within step</source>
+        <translation>步内最高值</translation>
+    </message>
+</context>
+<context>
+    <name>gui::TimelinePage</name>
+    <message>
+        <source>Click the timeline to select the layers whose tensors are live at that step.</source>
+        <translation>点击时间线，即可选中在该步骤有张量存活的层。</translation>
+    </message>
+</context>
+<context>
+    <name>gui::TopLayersChart</name>
+    <message>
+        <source>Saved for backward</source>
+        <translation>为反向传播保存</translation>
+    </message>
+    <message>
+        <source>Output bytes</source>
+        <translation>输出字节数</translation>
+    </message>
+</context>
+<context>
+    <name>gui::VerdictBanner</name>
+    <message>
+        <source>batch %1</source>
+        <translation>批大小 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n checkpoint segment(s)</source>
+        <translation>
+            <numerusform>%n 个检查点分段</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n accumulation step(s)</source>
+        <translation>
+            <numerusform>%n 个累积步</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>inplace activations</source>
+        <translation>原地激活</translation>
+    </message>
+    <message>
+        <source>freeze %1</source>
+        <translation>冻结 %1</translation>
+    </message>
+    <message>
+        <source>GPU 0 batch %1</source>
+        <translation>GPU 0 批大小 %1</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <extracomment>%1 is a change such as &quot;bf16&quot;, %2 the memory it saves</extracomment>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Fits on %1 — %2 headroom, max batch %3</source>
+        <extracomment>%1 GPU, %2 free bytes left, %3 largest batch that fits</extracomment>
+        <translation>可以放进 %1 — 剩余 %2，最大批大小 %3</translation>
+    </message>
+    <message>
+        <source>Does not fit on %1 — needs %2</source>
+        <translation>放不进 %1 — 需要 %2</translation>
+    </message>
+    <message>
+        <source>Open an ONNX model to see whether it fits.</source>
+        <translation>打开一个 ONNX 模型，看看能否放得下。</translation>
+    </message>
+    <message>
+        <source>; try %1</source>
+        <translation>；可尝试 %1</translation>
+    </message>
+    <message>
+        <source>; max batch %1</source>
+        <translation>；最大批大小 %1</translation>
+    </message>
+    <message>
+        <source>Fits on %1 × %2 — GPU %3, the most loaded, has %4 headroom</source>
+        <extracomment>%1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it</extracomment>
+        <translation>可放入 %1 × %2 — 负载最重的 GPU %3 仍有 %4 余量</translation>
+    </message>
+    <message>
+        <source>Does not fit on %1 × %2 — GPU %3 needs %4</source>
+        <extracomment>%1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 bytes it needs</extracomment>
+        <translation>无法放入 %1 × %2 — GPU %3 需要 %4</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>Will this model fit on my GPU, and where does the memory go?</source>
+        <translation>这个模型能放进我的 GPU 吗？显存都用在哪里？</translation>
+    </message>
+    <message>
+        <source>User interface language (en, zh_CN).</source>
+        <translation>用户界面语言（en、zh_CN）。</translation>
+    </message>
+    <message>
+        <source>language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Render the main window to a PNG file once the model is analysed, then quit.</source>
+        <translation>模型分析完成后把主窗口渲染为 PNG 文件，然后退出。</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>ONNX model to open (default: the bundled sample).</source>
+        <translation>要打开的 ONNX 模型（默认：自带的示例）。</translation>
+    </message>
+    <message>
+        <source>Batch size to start with.</source>
+        <translation>启动时使用的批大小。</translation>
+    </message>
+    <message>
+        <source>N</source>
+        <translation>数量</translation>
+    </message>
+    <message>
+        <source>Tab to show: layers, breakdown, timeline, scaling.</source>
+        <translation>要显示的标签页：layers、breakdown、timeline、scaling。</translation>
+    </message>
+    <message>
+        <source>name</source>
+        <translation>名称</translation>
+    </message>
+</context>
 </TS>

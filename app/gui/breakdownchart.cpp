@@ -21,18 +21,39 @@ void BreakdownChart::setReport(const headroom::Model&, const headroom::Report& r
     const headroom::Breakdown& m = report.evaluation.memory;
     m_bars.clear();
     m_capacity = report.fit.capacity;
+    m_allocated.clear();
     if (report.cluster.gpus.size() > 1) {
+        const headroom::Breakdown& one = report.evaluation.memory;
         for (const headroom::GpuShare& g : report.cluster.gpus) {
-            const int64_t known = g.weights + g.gradients + g.optimizer + g.activations + g.communication;
-            m_bars.push_back({{tr("Weights"), g.weights},
-                              {tr("Gradients"), g.gradients},
-                              {tr("Optimizer states"), g.optimizer},
-                              {tr("Activations"), g.activations},
-                              {tr("Communication"), g.communication},
-                              {tr("Other"), std::max<int64_t>(0, g.peak - known)},
-                              {tr("Allocator cache"), std::max<int64_t>(0, g.reservedPeak - g.peak)},
-                              {tr("Workspace"), c.gpu.workspace},
-                              {tr("CUDA context"), c.gpu.context}});
+            // The share's figures are taken at different moments (state for the whole step, the most
+            // gradient bytes live at once, activations at the peak), so they can add up to more than the
+            // peak: the allocated part of the bar is the peak, filled by the figures in order of certainty
+            // (state, then what is live at the peak, then gradients), whatever is left being "other".
+            int64_t left = g.peak;
+            auto take = [&left](int64_t bytes) {
+                const int64_t b = std::clamp<int64_t>(bytes, 0, left);
+                left -= b;
+                return b;
+            };
+            const int64_t weights = take(g.weights);
+            const int64_t optimizer = take(g.optimizer);
+            const int64_t activations = take(g.activations);
+            const int64_t communication = take(g.communication);
+            const int64_t gradients = take(g.gradients);
+            const int64_t used = c.allocator == headroom::AllocatorMode::Exact ? g.peak : std::max(g.peak, g.reservedPeak);
+            // Context and workspace as the share counted them, so the bar ends at GpuShare::needed.
+            const int64_t fixed = std::max<int64_t>(0, g.needed - used);
+            const int64_t workspace = std::min(one.workspace, fixed);
+            m_bars.push_back({{tr("Weights"), weights},
+                              {tr("Gradients"), gradients},
+                              {tr("Optimizer states"), optimizer},
+                              {tr("Activations"), activations},
+                              {tr("Communication"), communication},
+                              {tr("Other"), left},
+                              {tr("Allocator cache"), used - g.peak},
+                              {tr("Workspace"), workspace},
+                              {tr("CUDA context"), fixed - workspace}});
+            m_allocated.push_back(g.peak);
         }
     } else {
         const int64_t stored = m.weights + m.gradients + m.optimizer + m.masterWeights;
@@ -45,6 +66,7 @@ void BreakdownChart::setReport(const headroom::Model&, const headroom::Report& r
                           {tr("Allocator cache"), cache},
                           {tr("Workspace"), m.workspace},
                           {tr("CUDA context"), m.context}});
+        m_allocated.push_back(m.peak);
     }
 
     QCustomPlot* p = plot();

@@ -4,7 +4,8 @@
 namespace gui {
 
 // The breakdown as stacked horizontal bars (one per GPU) against the GPU's capacity. The segments of
-// a bar add up to the engine's Fit::needed (per GPU: its peak + workspace + context).
+// a bar add up to the engine's Fit::needed (per GPU: GpuShare::needed, its peak or reserved peak +
+// workspace + context).
 class BreakdownChart : public Chart
 {
     Q_OBJECT
@@ -18,9 +19,12 @@ public:
 
     const std::vector<std::vector<Segment>>& bars() const { return m_bars; }
     int64_t capacity() const { return m_capacity; }
+    // Per bar: the allocated peak (the bar up to the allocator cache segment).
+    const std::vector<int64_t>& allocated() const { return m_allocated; }
 
 private:
     std::vector<std::vector<Segment>> m_bars;
+    std::vector<int64_t> m_allocated;
     int64_t m_capacity = 0;
 };
 

@@ -23,6 +23,13 @@ namespace gui {
 
 namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+constexpr int64_t MiB = int64_t{1} << 20;
+
+bool isZero(headroom::Strategy s)
+{
+    using S = headroom::Strategy;
+    return s == S::ZeRO1 || s == S::ZeRO2 || s == S::ZeRO3 || s == S::FSDP;
+}
 
 template <typename E>
 void addEnum(QComboBox* box, E value, const QString& text)
@@ -57,6 +64,12 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     , m_inplace(new QCheckBox(tr("Inplace activations"), this))
     , m_gpu(new QComboBox(this))
     , m_capacity(new QDoubleSpinBox(this))
+    , m_gpus(new QSpinBox(this))
+    , m_strategy(new QComboBox(this))
+    , m_gpu0Batch(new QSpinBox(this))
+    , m_offload(new QCheckBox(tr("CPU offload"), this))
+    , m_allocator(new QComboBox(this))
+    , m_margin(new QSpinBox(this))
     , m_units(new QComboBox(this))
 {
     auto* layout = new QVBoxLayout(this);
@@ -83,6 +96,18 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     auto* targetForm = new QFormLayout(target);
     targetForm->addRow(tr("GPU:"), m_gpu);
     targetForm->addRow(tr("Capacity:"), m_capacity);
+    // Count and strategy share a row, and so do the two strategy options (one applies to balanced
+    // DataParallel, the other to ZeRO/FSDP), so the panel fits beside the model info without scrolling.
+    auto* gpusRow = new QHBoxLayout;
+    gpusRow->addWidget(m_gpus);
+    gpusRow->addWidget(m_strategy, 1);
+    targetForm->addRow(tr("GPUs:"), gpusRow);
+    auto* strategyRow = new QHBoxLayout;
+    strategyRow->addWidget(m_gpu0Batch);
+    strategyRow->addWidget(m_offload, 1);
+    targetForm->addRow(tr("GPU 0 batch:"), strategyRow);
+    targetForm->addRow(tr("Allocator:"), m_allocator);
+    targetForm->addRow(tr("Safety margin:"), m_margin);
     targetForm->addRow(tr("Units:"), m_units);
     layout->addWidget(target);
     layout->addStretch(1);
@@ -98,11 +123,35 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     m_capacity->setRange(0.25, 4096);
     m_capacity->setDecimals(2);
     m_capacity->setSuffix(tr(" GiB"));
+    m_gpus->setRange(1, 64);
+    m_gpus->setToolTip(tr("Number of GPUs the global batch is spread over."));
+    m_strategy->setToolTip(tr("How the GPUs share the work; the verdict is for the most loaded GPU."));
+    m_strategy->setAccessibleName(tr("Strategy"));
+    m_gpu0Batch->setRange(0, 1 << 20);
+    m_gpu0Batch->setSpecialValueText(tr("auto"));
+    m_gpu0Batch->setToolTip(tr("Balanced DataParallel: samples GPU 0 processes (auto: the batch that evens the GPUs)."));
+    m_offload->setToolTip(tr("ZeRO and FSDP: keep optimizer states (and ZeRO-3/FSDP parameters) in host memory."));
+    m_allocator->setToolTip(tr("What must fit: the exact allocated peak, or what PyTorch's caching allocator reserves."));
+    m_margin->setRange(0, 1 << 20);
+    m_margin->setSingleStep(256);
+    m_margin->setSuffix(tr(" MiB"));
+    m_margin->setToolTip(tr("Memory kept free on each GPU (other processes, fragmentation you expect)."));
     m_useBest->setEnabled(false);
     setBestCheckpoint(0);
 
-    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss})
+    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_allocator})
         connect(box, &QComboBox::currentIndexChanged, this, &ControlsPanel::changed);
+    connect(m_gpus, &QSpinBox::valueChanged, this, [this] {
+        updateStrategyWidgets();
+        changed();
+    });
+    connect(m_strategy, &QComboBox::currentIndexChanged, this, [this] {
+        updateStrategyWidgets();
+        changed();
+    });
+    connect(m_gpu0Batch, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
+    connect(m_offload, &QCheckBox::toggled, this, &ControlsPanel::changed);
+    connect(m_margin, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
     connect(m_checkpoint, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
     connect(m_accumulate, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
     connect(m_inplace, &QCheckBox::toggled, this, &ControlsPanel::changed);
@@ -118,6 +167,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
         emit unitsChanged(units());
     });
     updateGpuWidgets();
+    updateStrategyWidgets();
 }
 
 void ControlsPanel::addChoices()
@@ -141,6 +191,12 @@ void ControlsPanel::addChoices()
     m_gpu->addItem(tr("Custom capacity"), QString());
     const int rtx4090 = m_gpu->findData(QStringLiteral("GeForce RTX 4090 24 GB"));
     m_gpu->setCurrentIndex(rtx4090 >= 0 ? rtx4090 : 0);
+    for (Strategy st : {Strategy::DDP, Strategy::DP, Strategy::BalancedDP, Strategy::ZeRO1, Strategy::ZeRO2, Strategy::ZeRO3,
+                        Strategy::FSDP})
+        addEnum(m_strategy, st, strategyName(st));
+    for (AllocatorMode a : {AllocatorMode::Exact, AllocatorMode::Caching, AllocatorMode::Expandable})
+        addEnum(m_allocator, a, allocatorName(a));
+    selectData(m_allocator, static_cast<int>(Config{}.allocator));
     m_units->addItem(tr("IEC (KiB, MiB, GiB)"), static_cast<int>(Units::IEC));
     m_units->addItem(tr("SI (kB, MB, GB)"), static_cast<int>(Units::SI));
 }
@@ -156,6 +212,15 @@ void ControlsPanel::updateGpuWidgets()
             m_capacity->setValue(static_cast<double>(g->capacity) / GiB);
         }
     }
+}
+
+void ControlsPanel::updateStrategyWidgets()
+{
+    const bool multi = m_gpus->value() > 1;
+    const auto strategy = enumOf<headroom::Strategy>(m_strategy);
+    m_strategy->setEnabled(multi);
+    m_gpu0Batch->setEnabled(multi && strategy == headroom::Strategy::BalancedDP);
+    m_offload->setEnabled(multi && isZero(strategy));
 }
 
 void ControlsPanel::setModel(const headroom::Model& model)
@@ -209,6 +274,14 @@ headroom::Config ControlsPanel::config() const
     const QString gpu = m_gpu->currentData().toString();
     const auto preset = gpu.isEmpty() ? std::nullopt : headroom::findGpu(gpu.toStdString());
     c.gpu = preset ? *preset : headroom::customGpu(static_cast<int64_t>(std::llround(m_capacity->value() * GiB)));
+    // Only what applies reaches the engine (the CLI rejects --gpu0-batch without balanced-dp), so a
+    // disabled control never changes a figure.
+    c.gpus = m_gpus->value();
+    c.strategy = c.gpus > 1 ? enumOf<headroom::Strategy>(m_strategy) : headroom::Strategy::Single;
+    c.gpu0Batch = c.strategy == headroom::Strategy::BalancedDP && m_gpu0Batch->value() > 0 ? m_gpu0Batch->value() : -1;
+    c.offload = isZero(c.strategy) && m_offload->isChecked();
+    c.allocator = enumOf<headroom::AllocatorMode>(m_allocator);
+    c.marginBytes = int64_t{m_margin->value()} * MiB;
     return c;
 }
 
@@ -245,6 +318,12 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("inplace"), m_inplace->isChecked());
     s.setValue(QStringLiteral("gpu"), m_gpu->currentData().toString());
     s.setValue(QStringLiteral("capacityGiB"), m_capacity->value());
+    s.setValue(QStringLiteral("gpus"), m_gpus->value());
+    s.setValue(QStringLiteral("strategy"), qs(headroom::toString(enumOf<headroom::Strategy>(m_strategy))));
+    s.setValue(QStringLiteral("gpu0Batch"), m_gpu0Batch->value());
+    s.setValue(QStringLiteral("offload"), m_offload->isChecked());
+    s.setValue(QStringLiteral("allocator"), qs(headroom::toString(enumOf<headroom::AllocatorMode>(m_allocator))));
+    s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
     s.endGroup();
     for (size_t i = 0; i < m_symbolSliders.size(); ++i)
@@ -272,10 +351,19 @@ void ControlsPanel::restoreSettings()
         selectData(m_gpu, s.value(QStringLiteral("gpu")).toString());
     if (m_gpu->currentData().toString().isEmpty())
         m_capacity->setValue(s.value(QStringLiteral("capacityGiB"), 24.0).toDouble());
+    m_gpus->setValue(s.value(QStringLiteral("gpus"), 1).toInt());
+    if (auto v = headroom::parseStrategy(text("strategy")); v && *v != headroom::Strategy::Single)
+        selectData(m_strategy, static_cast<int>(*v));
+    m_gpu0Batch->setValue(s.value(QStringLiteral("gpu0Batch"), 0).toInt());
+    m_offload->setChecked(s.value(QStringLiteral("offload"), false).toBool());
+    if (auto v = headroom::parseAllocator(text("allocator")))
+        selectData(m_allocator, static_cast<int>(*v));
+    m_margin->setValue(s.value(QStringLiteral("marginMiB"), 0).toInt());
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
                                              ? headroom::Units::SI : headroom::Units::IEC));
     s.endGroup();
     updateGpuWidgets();
+    updateStrategyWidgets();
     m_restoring = false;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The configuration controls: one slider per symbol (batch on a log scale), mode, dtype policy,
-// optimizer, checkpoint segments, accumulation, inplace, target GPU, units. Persisted with QSettings.
+// optimizer, checkpoint segments, accumulation, inplace, target GPU(s) with the multi-GPU strategy,
+// allocator model and safety margin, units. Persisted with QSettings.
 #include "guiutil.h"
 
 #include <QWidget>
@@ -33,6 +34,12 @@ public:
     void setBestCheckpoint(int k);
 
     LogSlider* batchSlider() const { return m_batch; }
+    QSpinBox* gpusBox() const { return m_gpus; }
+    QComboBox* strategyBox() const { return m_strategy; }
+    QSpinBox* gpu0BatchBox() const { return m_gpu0Batch; }
+    QCheckBox* offloadBox() const { return m_offload; }
+    QComboBox* allocatorBox() const { return m_allocator; }
+    QSpinBox* marginBox() const { return m_margin; }
     LogSlider* symbolSlider(int symbol) const;
 
     void saveSettings() const;
@@ -46,6 +53,7 @@ private:
     void addChoices();
     void changed();
     void updateGpuWidgets();
+    void updateStrategyWidgets();
 
     QFormLayout* m_symbolsForm;
     std::vector<LogSlider*> m_symbolSliders; // indexed like model symbols
@@ -62,6 +70,12 @@ private:
     QCheckBox* m_inplace;
     QComboBox* m_gpu;
     QDoubleSpinBox* m_capacity;
+    QSpinBox* m_gpus;
+    QComboBox* m_strategy;
+    QSpinBox* m_gpu0Batch;
+    QCheckBox* m_offload;
+    QComboBox* m_allocator;
+    QSpinBox* m_margin;
     QComboBox* m_units;
     std::vector<std::string> m_freeze;
     int m_best = 0;

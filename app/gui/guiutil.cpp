@@ -60,6 +60,33 @@ QString optimizerName(headroom::Optimizer o)
     return qs(headroom::toString(o));
 }
 
+QString strategyName(headroom::Strategy s)
+{
+    using S = headroom::Strategy;
+    switch (s) {
+    case S::Single: return QCoreApplication::translate("gui", "Single GPU");
+    case S::DDP: return QCoreApplication::translate("gui", "DDP (DistributedDataParallel)");
+    case S::DP: return QCoreApplication::translate("gui", "DataParallel");
+    case S::BalancedDP: return QCoreApplication::translate("gui", "Balanced DataParallel");
+    case S::ZeRO1: return QCoreApplication::translate("gui", "ZeRO-1");
+    case S::ZeRO2: return QCoreApplication::translate("gui", "ZeRO-2");
+    case S::ZeRO3: return QCoreApplication::translate("gui", "ZeRO-3");
+    case S::FSDP: return QCoreApplication::translate("gui", "FSDP");
+    }
+    return qs(headroom::toString(s));
+}
+
+QString allocatorName(headroom::AllocatorMode a)
+{
+    using A = headroom::AllocatorMode;
+    switch (a) {
+    case A::Exact: return QCoreApplication::translate("gui", "Exact (allocated peak)");
+    case A::Caching: return QCoreApplication::translate("gui", "Caching allocator (reserved)");
+    case A::Expandable: return QCoreApplication::translate("gui", "Expandable segments");
+    }
+    return qs(headroom::toString(a));
+}
+
 std::vector<int> liveTensorsAt(const headroom::Model& model, const std::vector<headroom::AllocEvent>& events, int step)
 {
     // Replays the engine's own allocation events up to `step`; no sizes are computed here.

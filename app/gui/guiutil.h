@@ -28,6 +28,8 @@ QString gpuDisplayName(const std::string& presetName);
 QString modeName(headroom::Mode m);
 QString dtypeName(headroom::DtypePolicy d);
 QString optimizerName(headroom::Optimizer o);
+QString strategyName(headroom::Strategy s);
+QString allocatorName(headroom::AllocatorMode a);
 
 // Graph node -> the tensors produced by it that are live after timeline step `step`.
 std::vector<int> liveTensorsAt(const headroom::Model& model, const std::vector<headroom::AllocEvent>& events, int step);

@@ -45,6 +45,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -108,6 +109,11 @@ MainWindow::MainWindow(QWidget* parent)
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(m_controls);
     scroll->setWidget(left);
+    // The panel scrolls vertically only: as wide as the controls plus a vertical scroll bar, so one
+    // appearing (small screens, many symbols) never hides the right edge behind a horizontal one.
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(left->sizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
+                            + 2 * scroll->frameWidth());
     controlsDock->setWidget(scroll);
     controlsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, controlsDock);

@@ -27,7 +27,7 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
     }
-    m_warnings->setMaximumHeight(90);
+    m_warnings->setMaximumHeight(64);
     m_warnings->setWordWrap(true);
 }
 

@@ -2,6 +2,8 @@
 
 #include "headroom/multigpu.h"
 
+#include <QElapsedTimer>
+
 namespace gui {
 
 namespace {
@@ -21,16 +23,29 @@ bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batc
         && a.marginBytes == b.marginBytes && a.gpus == b.gpus && a.strategy == b.strategy && a.gpu0Batch == b.gpu0Batch
         && a.offload == b.offload && a.allocator == b.allocator;
 }
+
+constexpr int DetailsDelayMs = 120; // a drag's ticks come faster than this; the full report waits for a pause
 } // namespace
 
 AnalysisSession::AnalysisSession(QObject* parent)
     : QObject(parent)
+    , m_detailsTimer(new QTimer(this))
 {
     m_pool.setMaxThreadCount(1);
+    m_fastPool.setMaxThreadCount(1);
+    m_detailsTimer->setSingleShot(true);
+    m_detailsTimer->setInterval(DetailsDelayMs);
+    connect(m_detailsTimer, &QTimer::timeout, this, [this] {
+        if (m_running)
+            m_pending = true; // one job in flight at a time; the latest configuration runs next
+        else
+            startDetails();
+    });
 }
 
 AnalysisSession::~AnalysisSession()
 {
+    m_fastPool.waitForDone();
     m_pool.waitForDone();
 }
 
@@ -42,6 +57,7 @@ void AnalysisSession::setModel(ModelPtr model, const headroom::Config& config)
     m_plan = m_model ? headroom::makePlan(*m_model, config.freeze) : headroom::EnginePlan{};
     m_planFreeze = config.freeze;
     m_maxBatchConfig.reset();
+    m_lastFastMs = 0; // the first figures of a model come at once; its own timing decides the next ticks
     emit modelChanged();
     recompute();
 }
@@ -58,45 +74,104 @@ void AnalysisSession::recompute()
         return;
     ++m_job;
     m_complete = false;
-    m_report = fastReport();
-    emit reportChanged();
+    if (m_planFreeze != m_config.freeze) {
+        m_plan = headroom::makePlan(*m_model, m_config.freeze);
+        m_planFreeze = m_config.freeze;
+    }
     if (m_synchronous) {
+        m_detailsTimer->stop();
+        applyFast(computeFast(m_plan, m_config, std::nullopt));
         m_report = headroom::buildReport(*m_model, m_config);
         m_complete = true;
         emit detailsChanged();
         return;
     }
-    if (m_running)
-        m_pending = true; // one job in flight at a time; the latest configuration runs next
-    else
-        startDetails();
+    if (m_fastRunning || m_lastFastMs > m_asyncThresholdMs) {
+        startFast();
+    } else {
+        std::optional<int64_t> known;
+        if (m_maxBatchConfig && sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol))
+            known = m_maxBatch;
+        applyFast(computeFast(m_plan, m_config, known));
+    }
+    scheduleDetails();
 }
 
-headroom::Report AnalysisSession::fastReport()
+AnalysisSession::Fast AnalysisSession::computeFast(const headroom::EnginePlan& plan, const headroom::Config& config,
+                                                   std::optional<int64_t> maxBatch)
 {
     // buildReport(model, config, {.sweep = false}) from the same core functions, with the plan cached
     // and the max batch reused while only the batch changes (tests compare the two).
-    if (m_planFreeze != m_config.freeze) {
-        m_plan = headroom::makePlan(*m_model, m_config.freeze);
-        m_planFreeze = m_config.freeze;
-    }
-    headroom::Report r;
-    r.config = m_config;
-    r.evaluation = headroom::evaluate(m_plan, m_config);
-    if (!m_maxBatchConfig || !sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol)) {
-        m_maxBatch = headroom::maxBatch(m_plan, m_config);
-        m_maxBatchConfig = m_config;
+    Fast fast;
+    QElapsedTimer timer;
+    timer.start();
+    headroom::Report& r = fast.report;
+    r.config = config;
+    r.evaluation = headroom::evaluate(plan, config);
+    if (config.gpus > 1 || config.strategy != headroom::Strategy::Single)
+        r.cluster = headroom::evaluateCluster(plan, config);
+    fast.ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    if (!maxBatch) {
+        maxBatch = headroom::maxBatch(plan, config);
+        fast.searchedMaxBatch = maxBatch;
     }
     headroom::Fit& f = r.fit;
-    f.gpu = m_config.gpu.name;
-    f.capacity = m_config.gpu.capacity;
-    f.needed = headroom::neededBytes(m_config, r.evaluation);
-    f.fits = f.capacity > 0 && f.needed + m_config.marginBytes <= f.capacity;
+    f.gpu = config.gpu.name;
+    f.capacity = config.gpu.capacity;
+    f.needed = headroom::neededBytes(config, r.evaluation);
+    f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     f.headroom = f.capacity - f.needed;
-    f.maxBatch = m_maxBatch;
-    if (m_config.gpus > 1 || m_config.strategy != headroom::Strategy::Single)
-        r.cluster = headroom::evaluateCluster(*m_model, m_config);
-    return r;
+    f.maxBatch = *maxBatch;
+    return fast;
+}
+
+void AnalysisSession::applyFast(Fast fast)
+{
+    m_lastFastMs = fast.ms;
+    if (fast.searchedMaxBatch) {
+        m_maxBatch = *fast.searchedMaxBatch;
+        m_maxBatchConfig = fast.report.config;
+    }
+    m_report = std::move(fast.report);
+    m_shownJob = m_job;
+    emit reportChanged();
+}
+
+void AnalysisSession::startFast()
+{
+    if (m_fastRunning) {
+        m_fastPending = true; // coalesce: whatever the configuration is when this job lands runs next
+        return;
+    }
+    m_fastRunning = true;
+    m_fastPending = false;
+    const int job = m_job;
+    std::optional<int64_t> known;
+    if (m_maxBatchConfig && sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol))
+        known = m_maxBatch;
+    // The plan points into the model; the captured ModelPtr keeps it alive if another model is opened.
+    m_fastPool.start([this, job, model = m_model, plan = m_plan, config = m_config, known] {
+        auto fast = std::make_shared<Fast>(computeFast(plan, config, known));
+        QMetaObject::invokeMethod(this, [this, job, fast] {
+            m_fastRunning = false;
+            if (job == m_job) {
+                if (!m_complete) // the full report may have landed first; it has the same figures and more
+                    applyFast(std::move(*fast));
+            } else {
+                m_lastFastMs = fast->ms;
+                if (fast->searchedMaxBatch) {
+                    m_maxBatch = *fast->searchedMaxBatch;
+                    m_maxBatchConfig = fast->report.config;
+                }
+                startFast(); // stale: compute the configuration the controls show now
+            }
+        }, Qt::QueuedConnection);
+    });
+}
+
+void AnalysisSession::scheduleDetails()
+{
+    m_detailsTimer->start();
 }
 
 void AnalysisSession::startDetails()
@@ -111,6 +186,10 @@ void AnalysisSession::startDetails()
             if (job == m_job) {
                 m_report = std::move(*report);
                 m_complete = true;
+                if (m_shownJob != job) { // it overtook the fast figures' worker
+                    m_shownJob = job;
+                    emit reportChanged();
+                }
                 emit detailsChanged();
             } else if (m_pending) {
                 startDetails();

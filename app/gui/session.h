@@ -1,15 +1,20 @@
 #pragma once
-// One loaded model and its current configuration. Every change recomputes the engine's figures
-// synchronously with a cached EnginePlan (evaluate + fit: what the tree, breakdown, timeline and verdict
+// One loaded model and its current configuration. Every change recomputes the engine's figures with a
+// cached EnginePlan (evaluate + fit + per-GPU shares: what the tree, breakdown, timeline and verdict
 // show), then buildReport() - batch sweep, checkpoint curve, advice - on a worker; stale worker results
-// are dropped by job id. The max batch does not depend on the batch itself, so a batch drag reuses it
-// (the search costs ~80 ms on a 10k-node graph); other changes search again synchronously.
+// are dropped by job id. The fast figures are computed on the GUI thread while that takes less than a
+// frame's share (asyncThresholdMs); when the last computation took longer (a 10k-node graph), they move
+// to a second worker so the slider never waits: one job in flight, only the latest configuration runs
+// next, and the views keep the previous figures until it lands. The max batch does not depend on the
+// batch itself, so a batch drag reuses it (the search costs ~80 ms on a 10k-node graph). The full report
+// starts once the controls have been still for detailsDelayMs, so a drag does not compete with it.
 #include "guiutil.h"
 
 #include "headroom/report.h"
 
 #include <QObject>
 #include <QThreadPool>
+#include <QTimer>
 
 #include <optional>
 
@@ -33,6 +38,12 @@ public:
     bool isComplete() const { return m_complete; }
     // Tests and the screenshot mode: compute the details synchronously instead of on the worker.
     void setSynchronousDetails(bool on) { m_synchronous = on; }
+    // Fast figures move to the worker when the last computation took longer than this (ms; < 0: always).
+    void setAsyncThresholdMs(double ms) { m_asyncThresholdMs = ms; }
+    // True while the fast figures for the current configuration are being computed on the worker.
+    bool isPending() const { return m_fastRunning || m_fastPending; }
+    // Duration of the last fast computation (evaluate, per-GPU shares, fit), in milliseconds.
+    double lastFastMs() const { return m_lastFastMs; }
 
 signals:
     void modelChanged();
@@ -42,9 +53,18 @@ signals:
     void detailsChanged();
 
 private:
+    struct Fast {
+        headroom::Report report;
+        std::optional<int64_t> searchedMaxBatch; // set when the max batch had to be searched
+        double ms = 0;                           // evaluate + cluster + fit, without the search
+    };
     void recompute();
+    void scheduleDetails();
     void startDetails();
-    headroom::Report fastReport();
+    void startFast();
+    void applyFast(Fast fast);
+    static Fast computeFast(const headroom::EnginePlan& plan, const headroom::Config& config,
+                            std::optional<int64_t> maxBatch);
 
     headroom::EnginePlan m_plan;
     std::vector<std::string> m_planFreeze;
@@ -57,9 +77,16 @@ private:
     bool m_complete = false;
     bool m_synchronous = false;
     int m_job = 0;           // latest configuration's id
+    int m_shownJob = 0;      // the configuration whose fast figures m_report holds
     bool m_running = false;  // a details job is in flight
     bool m_pending = false;  // the configuration changed while it ran
-    QThreadPool m_pool;
+    bool m_fastRunning = false; // a fast job is in flight
+    bool m_fastPending = false; // the configuration changed while it ran
+    double m_lastFastMs = 0;
+    double m_asyncThresholdMs = 8;
+    QTimer* m_detailsTimer;
+    QThreadPool m_pool;     // the full report
+    QThreadPool m_fastPool; // fast figures, when they are slow
 };
 
 } // namespace gui

@@ -48,6 +48,7 @@ TimelineChart::TimelineChart(QWidget* parent)
     m_peakLabel->position->setParentAnchor(m_peak->position);
     m_peakLabel->position->setCoords(0, -12);
     m_peakLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+    m_peakLabel->setClipToAxisRect(true);
     m_cursor = new QCPItemStraightLine(p);
     m_cursor->setPen(QPen(categoryColor(1), 1, Qt::DashLine));
     m_cursor->setVisible(false);
@@ -106,11 +107,16 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
         }
         auto* label = new QCPItemText(p);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        const bool first = begin == 0;
         const bool last = i == e.timeline.size();
-        // The last phase (the optimizer step) is narrow: right-align its label so it stays inside.
-        label->position->setCoords(last ? e.timeline[i - 1].step + 0.5 : (e.timeline[begin].step + e.timeline[i - 1].step) / 2.0,
-                                   0.02);
-        label->setPositionAlignment(Qt::AlignTop | (last ? Qt::AlignRight : Qt::AlignHCenter));
+        // A band's label is centred on it, except at the plot's edges, where it is anchored to the edge
+        // (with padding) so it stays inside the plot whatever the band's width or the chart's size.
+        const double x = last ? e.timeline[i - 1].step + 0.5
+                              : first ? e.timeline[begin].step - 0.5
+                                      : (e.timeline[begin].step + e.timeline[i - 1].step) / 2.0;
+        label->position->setCoords(x, 0.02);
+        label->setPositionAlignment(Qt::AlignTop | (last ? Qt::AlignRight : first ? Qt::AlignLeft : Qt::AlignHCenter));
+        label->setPadding(QMargins(4, 0, 4, 0));
         label->setText(phaseName(phase));
         label->setColor(palette().color(QPalette::WindowText));
         label->setClipToAxisRect(true);
@@ -122,11 +128,17 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
     m_peak->setVisible(hasPeak);
     m_peakLabel->setVisible(hasPeak);
     if (hasPeak) {
-        m_peak->position->setCoords(e.timeline[static_cast<size_t>(e.peakStep)].step, static_cast<double>(e.memory.peak));
+        const double step = e.timeline[static_cast<size_t>(e.peakStep)].step;
+        m_peak->position->setCoords(step, static_cast<double>(e.memory.peak));
         m_peakLabel->setText(tr("peak %1").arg(bytesText(e.memory.peak, m_units)));
+        // Centred above the marker in the middle of the plot; in the outer quarters the label extends
+        // towards the middle, so a peak at the first or last step keeps its label inside the plot.
+        const double where = (step + 0.5) / std::max(1.0, static_cast<double>(e.timeline.size()));
+        const Qt::Alignment side = where > 0.75 ? Qt::AlignRight : where < 0.25 ? Qt::AlignLeft : Qt::AlignHCenter;
+        m_peakLabel->setPositionAlignment(Qt::AlignBottom | side);
     }
     p->xAxis->setRange(-0.5, std::max(1, m_steps) - 0.5);
-    p->yAxis->setRange(0, top * 1.15);
+    p->yAxis->setRange(0, top * 1.2); // room above the peak for its label, below the phase labels
     if (m_selected >= m_steps)
         selectStep(-1);
     queueReplot();

@@ -38,10 +38,34 @@ QString adviceText(const headroom::Advice& a, const headroom::Model& model, head
     return VerdictBanner::tr("%1 (%2)").arg(what, signedSaving(a.saving(), units));
 }
 
+headroom::Fit shownFit(const headroom::Report& report)
+{
+    const headroom::ClusterEvaluation& cluster = report.cluster;
+    if (cluster.gpus.size() <= 1 || static_cast<size_t>(cluster.heaviest) >= cluster.gpus.size())
+        return report.fit;
+    headroom::Fit f = report.fit;
+    f.needed = cluster.gpus[static_cast<size_t>(cluster.heaviest)].needed;
+    f.fits = f.capacity > 0 && f.needed + report.config.marginBytes <= f.capacity;
+    f.headroom = f.capacity - f.needed;
+    f.maxBatch = 0;
+    return f;
+}
+
 QString verdictText(const headroom::Report& report, headroom::Units units)
 {
-    const headroom::Fit& fit = report.fit;
+    const headroom::Fit fit = shownFit(report);
     const QString gpu = VerdictBanner::tr("%1 (%2)").arg(gpuDisplayName(fit.gpu), bytesText(fit.capacity, units));
+    const size_t gpus = report.cluster.gpus.size();
+    if (gpus > 1) {
+        const int heaviest = report.cluster.heaviest;
+        if (fit.fits)
+            //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it
+            return VerdictBanner::tr("Fits on %1 \u00d7 %2 \u2014 GPU %3, the most loaded, has %4 headroom")
+                .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.headroom, units));
+        //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 bytes it needs
+        return VerdictBanner::tr("Does not fit on %1 \u00d7 %2 \u2014 GPU %3 needs %4")
+            .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.needed, units));
+    }
     if (fit.fits)
         //: %1 GPU, %2 free bytes left, %3 largest batch that fits
         return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom, max batch %3")
@@ -76,7 +100,8 @@ void VerdictBanner::clear()
 void VerdictBanner::setReport(const headroom::Model& model, const headroom::Report& report, headroom::Units units)
 {
     m_empty = false;
-    m_fits = report.fit.fits;
+    const headroom::Fit fit = shownFit(report);
+    m_fits = fit.fits;
     QString text = verdictText(report, units);
     if (!m_fits) {
         QStringList tips;
@@ -87,8 +112,8 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
         }
         if (!tips.isEmpty())
             text += tr("; try %1").arg(tips.join(QStringLiteral(", ")));
-        else if (report.fit.maxBatch > 0)
-            text += tr("; max batch %1").arg(report.fit.maxBatch);
+        else if (fit.maxBatch > 0)
+            text += tr("; max batch %1").arg(fit.maxBatch);
     }
     setText(text);
     applyColours();

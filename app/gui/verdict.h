@@ -9,6 +9,9 @@
 
 namespace gui {
 
+// What the verdict judges: report.fit on one GPU; with several GPUs, the most loaded GPU of
+// report.cluster (its need against the capacity minus the margin; maxBatch is then 0: not searched).
+headroom::Fit shownFit(const headroom::Report& report);
 QString verdictText(const headroom::Report& report, headroom::Units units);
 // One piece of advice, translated by kind: "bf16 (−9.80 GiB)".
 QString adviceText(const headroom::Advice& advice, const headroom::Model& model, headroom::Units units);

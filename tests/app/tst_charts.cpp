@@ -95,6 +95,50 @@ private slots:
         const QPicture picture = chart->picture(QSize(400, 300));
         QVERIFY(picture.size() > 0);
     }
+
+    // Phase and peak labels stay inside the plot, wherever the peak is and however narrow the chart
+    // (the optimizer step and a peak at the last step used to be cut at the right edge).
+    void timelineLabelsInsidePlot_data()
+    {
+        QTest::addColumn<int>("peakStep");
+        QTest::addColumn<int>("width");
+        for (int width : {900, 420})
+            for (int peak : {0, 11, 23})
+                QTest::addRow("peak %d, %d px", peak, width) << peak << width;
+    }
+    void timelineLabelsInsidePlot()
+    {
+        QFETCH(int, peakStep);
+        QFETCH(int, width);
+        using P = headroom::Phase;
+        headroom::Report r;
+        for (int s = 0; s < 24; ++s) {
+            const P phase = s < 11 ? P::Forward : s == 11 ? P::Loss : s < 23 ? P::Backward : P::Optimizer;
+            const int64_t bytes = (s == peakStep ? 900 : 100 + 10 * s) * (int64_t{1} << 20);
+            r.evaluation.timeline.push_back({s, -1, phase, bytes, bytes});
+        }
+        r.evaluation.peakStep = peakStep;
+        r.evaluation.memory.peak = r.evaluation.timeline[static_cast<size_t>(peakStep)].allocated;
+        TimelineChart chart;
+        chart.setReport(headroom::Model{}, r);
+        chart.resize(width, 320);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.replotNow();
+        const QRectF rect(chart.plot()->axisRect()->rect()); // right(): the axis' pixel edge, not QRect's last pixel
+        int labels = 0;
+        for (int i = 0; i < chart.plot()->itemCount(); ++i) {
+            auto* text = qobject_cast<QCPItemText*>(chart.plot()->item(i));
+            if (!text || !text->visible())
+                continue;
+            ++labels;
+            const QPointF left = text->topLeft->pixelPosition(), right = text->bottomRight->pixelPosition();
+            QVERIFY2(left.x() >= rect.left() - 0.5 && right.x() <= rect.right() + 0.5 && left.y() >= rect.top() - 0.5,
+                     qPrintable(QStringLiteral("'%1' at %2..%3, plot %4..%5")
+                                    .arg(text->text()).arg(left.x()).arg(right.x()).arg(rect.left()).arg(rect.right())));
+        }
+        QCOMPARE(labels, 5); // forward, loss, backward, optimizer, peak
+    }
 };
 
 QTEST_MAIN(TestCharts)
