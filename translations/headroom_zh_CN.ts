@@ -2005,14 +2005,14 @@
         <translation>；最大批大小 %1</translation>
     </message>
     <message>
-        <source>Fits on %1 × %2 — GPU %3, the most loaded, has %4 headroom</source>
-        <extracomment>%1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it</extracomment>
-        <translation>可放入 %1 × %2 — 负载最重的 GPU %3 仍有 %4 余量</translation>
-    </message>
-    <message>
         <source>Does not fit on %1 × %2 — GPU %3 needs %4</source>
         <extracomment>%1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 bytes it needs</extracomment>
         <translation>无法放入 %1 × %2 — GPU %3 需要 %4</translation>
+    </message>
+    <message>
+        <source>Fits on %1 × %2 — GPU %3, the most loaded, has %4 headroom, max global batch %5</source>
+        <extracomment>%1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it, %5 largest global batch that fits</extracomment>
+        <translation>可放入 %1 × %2 — 负载最重的 GPU %3 仍有 %4 余量，最大全局批量 %5</translation>
     </message>
 </context>
 <context>

@@ -112,16 +112,10 @@ AnalysisSession::Fast AnalysisSession::computeFast(const headroom::EnginePlan& p
         r.cluster = headroom::evaluateCluster(plan, config);
     fast.ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     if (!maxBatch) {
-        maxBatch = headroom::maxBatch(plan, config);
+        maxBatch = headroom::maxGlobalBatch(plan, config);
         fast.searchedMaxBatch = maxBatch;
     }
-    headroom::Fit& f = r.fit;
-    f.gpu = config.gpu.name;
-    f.capacity = config.gpu.capacity;
-    f.needed = headroom::neededBytes(config, r.evaluation);
-    f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
-    f.headroom = f.capacity - f.needed;
-    f.maxBatch = *maxBatch;
+    r.fit = headroom::computeClusterFit(plan, config, r.evaluation, r.cluster, maxBatch);
     return fast;
 }
 

@@ -40,15 +40,8 @@ QString adviceText(const headroom::Advice& a, const headroom::Model& model, head
 
 headroom::Fit shownFit(const headroom::Report& report)
 {
-    const headroom::ClusterEvaluation& cluster = report.cluster;
-    if (cluster.gpus.size() <= 1 || static_cast<size_t>(cluster.heaviest) >= cluster.gpus.size())
-        return report.fit;
-    headroom::Fit f = report.fit;
-    f.needed = cluster.gpus[static_cast<size_t>(cluster.heaviest)].needed;
-    f.fits = f.capacity > 0 && f.needed + report.config.marginBytes <= f.capacity;
-    f.headroom = f.capacity - f.needed;
-    f.maxBatch = 0;
-    return f;
+    // Core's fit is already the heaviest GPU's when there are several (computeClusterFit).
+    return report.fit;
 }
 
 QString verdictText(const headroom::Report& report, headroom::Units units)
@@ -59,9 +52,9 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
     if (gpus > 1) {
         const int heaviest = report.cluster.heaviest;
         if (fit.fits)
-            //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it
-            return VerdictBanner::tr("Fits on %1 \u00d7 %2 \u2014 GPU %3, the most loaded, has %4 headroom")
-                .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.headroom, units));
+            //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it, %5 largest global batch that fits
+            return VerdictBanner::tr("Fits on %1 \u00d7 %2 \u2014 GPU %3, the most loaded, has %4 headroom, max global batch %5")
+                .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.headroom, units)).arg(fit.maxBatch);
         //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 bytes it needs
         return VerdictBanner::tr("Does not fit on %1 \u00d7 %2 \u2014 GPU %3 needs %4")
             .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.needed, units));

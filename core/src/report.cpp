@@ -57,9 +57,12 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     Report r;
     r.config = config;
     r.evaluation = evaluate(plan, config);
-    r.fit = computeFit(plan, config, r.evaluation);
-    if (config.gpus > 1 || config.strategy != Strategy::Single)
+    if (config.gpus > 1 || config.strategy != Strategy::Single) {
         r.cluster = evaluateCluster(plan, config);
+        r.fit = computeClusterFit(plan, config, r.evaluation, r.cluster);
+    } else {
+        r.fit = computeFit(plan, config, r.evaluation);
+    }
     if (!options.sweep)
         return r;
     if (config.mode == Mode::Train) {
@@ -69,7 +72,14 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     if (model.batchSymbol >= 0) {
         for (int64_t b : sweepBatches(batchOf(model, config), r.fit.maxBatch)) {
             const Config c = withBatch(model, config, b);
-            r.batchSweep.emplace_back(b, neededBytes(c, evaluateLight(plan, c)));
+            if (r.cluster.gpus.empty()) {
+                r.batchSweep.emplace_back(b, neededBytes(c, evaluateLight(plan, c)));
+            } else {
+                int64_t need = 0;
+                for (const GpuShare& g : evaluateCluster(plan, c).gpus)
+                    need = std::max(need, g.needed);
+                r.batchSweep.emplace_back(b, need);
+            }
         }
     }
     r.advice = advise(model, config);
@@ -207,7 +217,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
             gpus.push_back({{"index", g.index}, {"batch", g.batch}, {"peak", g.peak}, {"reserved_peak", g.reservedPeak},
                             {"weights", g.weights}, {"gradients", g.gradients}, {"optimizer", g.optimizer},
                             {"activations", g.activations}, {"communication", g.communication},
-                            {"cpu_bytes", g.cpuBytes}});
+                            {"cpu_bytes", g.cpuBytes}, {"needed", g.needed}});
         j["gpus"] = std::move(gpus);
         j["gpu_notes"] = report.cluster.notes;
     }

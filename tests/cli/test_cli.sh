@@ -94,6 +94,7 @@ check "infer mode" expect_exit 0 "$data/resnet50.onnx" --mode infer --batch 4 --
 check "infer has no gradients" python3 -c "import json,sys; j=json.load(open('$tmp/out')); assert j['memory']['gradients']==0 and j['memory']['optimizer']==0"
 check "multi-gpu json has gpus" expect_exit 0 "$data/resnet18.onnx" --batch 16 --gpus 4 --strategy dp --json
 check "gpus list has 4 entries" python3 -c "import json; j=json.load(open('$tmp/out')); assert len(j['gpus'])==4; assert j['gpus'][0]['peak']>j['gpus'][1]['peak']"
+check "multi-gpu verdict is the heaviest GPU's" python3 -c "import json; j=json.load(open('$tmp/out')); assert j['fit']['needed']==max(g['needed'] for g in j['gpus']); assert j['fit']['max_batch']>=16"
 
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -201,6 +201,46 @@ private slots:
         const ClusterEvaluation fixed = evaluateCluster(m, c);
         QCOMPARE(fixed.gpus[0].needed, bal.gpus[0].needed);
     }
+
+    // The verdict of several GPUs is the heaviest one's, and the max batch is the global batch at which
+    // the heaviest GPU still fits: one more sample must not fit (exact allocator: the need is monotone).
+    void clusterFit_data()
+    {
+        QTest::addColumn<int>("strategy");
+        QTest::newRow("dp") << int(Strategy::DP);
+        QTest::newRow("ddp") << int(Strategy::DDP);
+        QTest::newRow("zero2") << int(Strategy::ZeRO2);
+    }
+    void clusterFit()
+    {
+        QFETCH(int, strategy);
+        const Model m = mlp();
+        const EnginePlan plan = makePlan(m);
+        Config c = config(Strategy(strategy), 4, 1000);
+        // A capacity that the heaviest GPU reaches at global batch 1000.
+        const ClusterEvaluation at1000 = evaluateCluster(plan, c);
+        int64_t heaviest = 0;
+        for (const GpuShare& g : at1000.gpus)
+            heaviest = std::max(heaviest, g.needed);
+        QCOMPARE(at1000.gpus[size_t(at1000.heaviest)].needed, heaviest);
+        c.gpu.capacity = heaviest;
+        const Fit f = computeClusterFit(plan, c, evaluate(plan, c), at1000);
+        QCOMPARE(f.needed, heaviest);
+        QVERIFY(f.fits);
+        QCOMPARE(f.headroom, qint64(0));
+        QVERIFY(f.maxBatch >= 1000);
+        auto need = [&](int64_t b) {
+            Config cb = c;
+            cb.symbols = {b};
+            int64_t n = 0;
+            for (const GpuShare& g : evaluateCluster(plan, cb).gpus)
+                n = std::max(n, g.needed);
+            return n;
+        };
+        QVERIFY(need(f.maxBatch) <= c.gpu.capacity);
+        QVERIFY(need(f.maxBatch + 1) > c.gpu.capacity);
+        QCOMPARE(maxGlobalBatch(plan, c), f.maxBatch);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestMultiGpu)

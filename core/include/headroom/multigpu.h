@@ -1,6 +1,7 @@
 #pragma once
 #include "headroom/engine.h"
 
+#include <optional>
 #include <vector>
 
 namespace headroom {
@@ -35,5 +36,12 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config);
 // Added: the per-GPU batches the strategy hands out for global batch B (torch.chunk for DataParallel, the
 // seed's BalancedDataParallel chunking for a GPU-0 batch, ceil(B/N) for DDP/ZeRO/FSDP).
 std::vector<int64_t> perGpuBatches(Strategy strategy, int gpus, int64_t batch, int64_t gpu0Batch);
+
+// The verdict of a multi-GPU configuration: the heaviest GPU's need against one GPU's capacity, and the
+// largest GLOBAL batch whose heaviest GPU fits (`knownMaxBatch` reuses an earlier search when only the
+// batch changed). Single-GPU configurations give computeFit().
+Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation,
+                      const ClusterEvaluation& cluster, std::optional<int64_t> knownMaxBatch = std::nullopt);
+int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);
 
 } // namespace headroom
