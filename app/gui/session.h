@@ -83,7 +83,7 @@ private:
     bool m_fastRunning = false; // a fast job is in flight
     bool m_fastPending = false; // the configuration changed while it ran
     double m_lastFastMs = 0;
-    double m_asyncThresholdMs = 8;
+    double m_asyncThresholdMs = 4; // a quarter frame: the slider and repaint must fit in the rest
     QTimer* m_detailsTimer;
     QThreadPool m_pool;     // the full report
     QThreadPool m_fastPool; // fast figures, when they are slow

@@ -73,15 +73,17 @@ int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t lim
 Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation,
                       const ClusterEvaluation& cluster, std::optional<int64_t> knownMaxBatch)
 {
-    if (!isCluster(config) || cluster.gpus.empty()) {
-        Fit f = computeFit(plan, config, evaluation);
-        return f;
-    }
     Fit f;
     f.gpu = config.gpu.name;
     f.capacity = config.gpu.capacity;
-    for (const GpuShare& g : cluster.gpus)
-        f.needed = std::max(f.needed, g.needed);
+    if (isCluster(config) && !cluster.gpus.empty()) {
+        // Not the single-GPU evaluation: that one holds the whole global batch on one device.
+        f.needed = 0;
+        for (const GpuShare& g : cluster.gpus)
+            f.needed = std::max(f.needed, g.needed);
+    } else {
+        f.needed = neededBytes(config, evaluation);
+    }
     f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     f.headroom = f.capacity - f.needed;
     f.maxBatch = knownMaxBatch ? *knownMaxBatch : maxGlobalBatch(plan, config);
