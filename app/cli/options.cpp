@@ -86,6 +86,7 @@ Training set-up
   --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor   (default adam)
   --loss ce|mse|none     loss added after the first output (default ce)
   --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
+  --attention fused|math attention as PyTorch's fused SDPA kernels, or written out (default fused)
   --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
   --inplace              inplace activations (ReLU(inplace=True) & co.)
   --freeze PATTERN       freeze layers whose path matches (glob); repeatable
@@ -158,6 +159,10 @@ Options parseOptions(int argc, char** argv)
         }
         else if (a == "--loss") { auto v = value(a); o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none"); }
         else if (a == "--checkpoint") o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
+        else if (a == "--attention") {
+            auto v = value(a);
+            o.config.attention = choice(a, v, parseAttention(v), "fused, math");
+        }
         else if (a == "--accumulate") o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
         else if (a == "--inplace") o.config.inplace = true;
         else if (a == "--freeze") o.config.freeze.push_back(value(a));

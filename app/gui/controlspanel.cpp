@@ -71,6 +71,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     , m_allocator(new QComboBox(this))
     , m_margin(new QSpinBox(this))
     , m_units(new QComboBox(this))
+    , m_attention(new QComboBox(this))
 {
     auto* layout = new QVBoxLayout(this);
     auto* symbols = new QGroupBox(tr("Sizes"), this);
@@ -89,6 +90,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     checkpointRow->addWidget(m_useBest);
     form->addRow(tr("Checkpoint segments:"), checkpointRow);
     form->addRow(tr("Gradient accumulation:"), m_accumulate);
+    form->addRow(tr("Attention:"), m_attention);
     form->addRow(QString(), m_inplace);
     layout->addWidget(training);
 
@@ -131,6 +133,9 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     m_gpu0Batch->setSpecialValueText(tr("auto"));
     m_gpu0Batch->setToolTip(tr("Balanced DataParallel: samples GPU 0 processes (auto: the batch that evens the GPUs)."));
     m_offload->setToolTip(tr("ZeRO and FSDP: keep optimizer states (and ZeRO-3/FSDP parameters) in host memory."));
+    m_attention->setToolTip(tr("Fused: PyTorch 2's scaled_dot_product_attention kernels (nn.MultiheadAttention, Hugging Face "
+                                "sdpa), which keep no [batch, heads, seq, seq] matrix. Math: attention written out with "
+                                "matmul and softmax (Hugging Face eager, hand-written attention)."));
     m_allocator->setToolTip(tr("What must fit: the exact allocated peak, or what PyTorch's caching allocator reserves."));
     m_margin->setRange(0, 1 << 20);
     m_margin->setSingleStep(256);
@@ -139,7 +144,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     m_useBest->setEnabled(false);
     setBestCheckpoint(0);
 
-    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_allocator})
+    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_allocator, m_attention})
         connect(box, &QComboBox::currentIndexChanged, this, &ControlsPanel::changed);
     connect(m_gpus, &QSpinBox::valueChanged, this, [this] {
         updateStrategyWidgets();
@@ -197,6 +202,9 @@ void ControlsPanel::addChoices()
     for (AllocatorMode a : {AllocatorMode::Exact, AllocatorMode::Caching, AllocatorMode::Expandable})
         addEnum(m_allocator, a, allocatorName(a));
     selectData(m_allocator, static_cast<int>(Config{}.allocator));
+    addEnum(m_attention, Attention::Fused, tr("Fused (SDPA)"));
+    addEnum(m_attention, Attention::Math, tr("Math (matmul + softmax)"));
+    selectData(m_attention, static_cast<int>(Config{}.attention));
     m_units->addItem(tr("IEC (KiB, MiB, GiB)"), static_cast<int>(Units::IEC));
     m_units->addItem(tr("SI (kB, MB, GB)"), static_cast<int>(Units::SI));
 }
@@ -281,6 +289,7 @@ headroom::Config ControlsPanel::config() const
     c.gpu0Batch = c.strategy == headroom::Strategy::BalancedDP && m_gpu0Batch->value() > 0 ? m_gpu0Batch->value() : -1;
     c.offload = isZero(c.strategy) && m_offload->isChecked();
     c.allocator = enumOf<headroom::AllocatorMode>(m_allocator);
+    c.attention = enumOf<headroom::Attention>(m_attention);
     c.marginBytes = int64_t{m_margin->value()} * MiB;
     return c;
 }
@@ -323,6 +332,7 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("gpu0Batch"), m_gpu0Batch->value());
     s.setValue(QStringLiteral("offload"), m_offload->isChecked());
     s.setValue(QStringLiteral("allocator"), qs(headroom::toString(enumOf<headroom::AllocatorMode>(m_allocator))));
+    s.setValue(QStringLiteral("attention"), qs(headroom::toString(enumOf<headroom::Attention>(m_attention))));
     s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
     s.endGroup();
@@ -358,6 +368,8 @@ void ControlsPanel::restoreSettings()
     m_offload->setChecked(s.value(QStringLiteral("offload"), false).toBool());
     if (auto v = headroom::parseAllocator(text("allocator")))
         selectData(m_allocator, static_cast<int>(*v));
+    if (auto v = headroom::parseAttention(text("attention")))
+        selectData(m_attention, static_cast<int>(*v));
     m_margin->setValue(s.value(QStringLiteral("marginMiB"), 0).toInt());
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
                                              ? headroom::Units::SI : headroom::Units::IEC));

@@ -77,6 +77,7 @@ private:
     QComboBox* m_allocator;
     QSpinBox* m_margin;
     QComboBox* m_units;
+    QComboBox* m_attention; // declared last: initialised last in the constructor
     std::vector<std::string> m_freeze;
     int m_best = 0;
     bool m_restoring = false;

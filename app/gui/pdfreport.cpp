@@ -415,7 +415,7 @@ void PdfReport::gpuVerdicts(ReportDocument& doc)
     QList<QStringList> rows;
     std::vector<bool> fits;
     // One plan for all presets: only the GPU's capacity, context and workspace change.
-    const headroom::EnginePlan plan = headroom::makePlan(m_model, c.freeze);
+    const headroom::EnginePlan plan = headroom::makePlan(m_model, c);
     for (const headroom::GpuSpec& spec : headroom::gpuPresets()) {
         headroom::Config cc = c;
         cc.gpu = spec;

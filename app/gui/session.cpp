@@ -54,7 +54,7 @@ void AnalysisSession::setModel(ModelPtr model, const headroom::Config& config)
     m_model = std::move(model);
     m_config = config;
     m_report = {};
-    m_plan = m_model ? headroom::makePlan(*m_model, config.freeze) : headroom::EnginePlan{};
+    m_plan = m_model ? headroom::makePlan(*m_model, config) : headroom::EnginePlan{};
     m_planFreeze = config.freeze;
     m_maxBatchConfig.reset();
     m_lastFastMs = 0; // the first figures of a model come at once; its own timing decides the next ticks
@@ -74,8 +74,8 @@ void AnalysisSession::recompute()
         return;
     ++m_job;
     m_complete = false;
-    if (m_planFreeze != m_config.freeze) {
-        m_plan = headroom::makePlan(*m_model, m_config.freeze);
+    if (m_planFreeze != m_config.freeze || !headroom::planMatches(m_plan, m_config)) {
+        m_plan = headroom::makePlan(*m_model, m_config);
         m_planFreeze = m_config.freeze;
     }
     if (m_synchronous) {

@@ -16,7 +16,7 @@ class Judge
 {
 public:
     Judge(const Model& model, const Config& config)
-        : m_model(model), m_freeze(config.freeze), m_plan(makePlan(model, config.freeze))
+        : m_model(model), m_freeze(config.freeze), m_plan(makePlan(model, config))
     {
     }
 
@@ -24,7 +24,7 @@ public:
     // A changed freeze list needs a new plan; evaluate(model, ...) builds it.
     int64_t need(const Config& c) const
     {
-        const bool samePlan = c.freeze == m_freeze;
+        const bool samePlan = planMatches(m_plan, c);
         if (multiGpu(c)) {
             const ClusterEvaluation cl = samePlan ? evaluateCluster(m_plan, c) : evaluateCluster(m_model, c);
             int64_t n = 0;

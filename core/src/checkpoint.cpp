@@ -1,5 +1,5 @@
-// Checkpoint segments as torch.utils.checkpoint.checkpoint_sequential: k contiguous segments of the
-// topological order with similar saved bytes, each cut moved to where the fewest bytes cross it.
+// Checkpoint segments as torch.utils.checkpoint.checkpoint_sequential (torch/utils/checkpoint.py) runs them
+// over the model's module sequence (DESIGN.md "Checkpoint segments").
 #include "engine_internal.h"
 
 #include <algorithm>
@@ -34,84 +34,110 @@ int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shape
     return checkedMul(numel(unit.macTensor), std::max<int64_t>(per, 0)).value_or(0);
 }
 
-std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,
-                                    const Sizes& sizes, int k)
+namespace {
+
+// The integer index of `child` when it is named "<parent name>.<int>" ("layer1.0" under "layer1",
+// "features.3" under "features": the parent is an nn.Sequential / nn.ModuleList), else -1.
+int childIndex(const LayerNode& parent, const LayerNode& child)
+{
+    const std::string& n = child.name;
+    if (n.size() <= parent.name.size() + 1 || n.size() > parent.name.size() + 7 ||
+        n.compare(0, parent.name.size(), parent.name) != 0 || n[parent.name.size()] != '.')
+        return -1;
+    int v = 0;
+    for (size_t i = parent.name.size() + 1; i < n.size(); ++i) {
+        if (n[i] < '0' || n[i] > '9')
+            return -1;
+        v = v * 10 + (n[i] - '0');
+    }
+    return v;
+}
+
+} // namespace
+
+std::vector<int> checkpointItems(const PlanData& plan)
+{
+    const Model& m = *plan.model;
+    const size_t nU = plan.units.size();
+    std::vector<int> item(nU, 0);
+    if (m.layers.empty()) { // no module names: every op is its own item
+        for (size_t u = 0; u < nU; ++u)
+            item[u] = static_cast<int>(u);
+        item.push_back(static_cast<int>(nU));
+        return item;
+    }
+    // A top-level layer all of whose children are indexed is a container: it contributes one module per
+    // index 0..max, including indices that left no node in the export (nn.Dropout in an eval export).
+    std::vector<int> slots(m.layers.size(), 1);
+    for (int c : m.layers[0].children) {
+        const LayerNode& top = m.layers[static_cast<size_t>(c)];
+        int maxIdx = -1;
+        bool all = !top.children.empty() && top.nodes.empty();
+        for (int g : top.children) {
+            const int i = childIndex(top, m.layers[static_cast<size_t>(g)]);
+            all = all && i >= 0;
+            maxIdx = std::max(maxIdx, i);
+        }
+        if (all)
+            slots[static_cast<size_t>(c)] = -(maxIdx + 1); // negative: expanded, this many modules
+    }
+    std::vector<int> base(m.layers.size(), -1);
+    int next = 0, cur = 0;
+    for (size_t u = 0; u < nU; ++u) {
+        int l = m.nodes[static_cast<size_t>(plan.units[u].head)].layer, below = -1;
+        while (l > 0 && m.layers[static_cast<size_t>(l)].parent > 0) {
+            below = l;
+            l = m.layers[static_cast<size_t>(l)].parent;
+        }
+        int idx;
+        if (l <= 0) {
+            idx = next++; // a top-level op with no module (torch.flatten)
+        } else {
+            const size_t top = static_cast<size_t>(l);
+            if (base[top] < 0) {
+                base[top] = next;
+                next += slots[top] < 0 ? -slots[top] : 1;
+            }
+            idx = base[top];
+            if (slots[top] < 0 && below > 0)
+                idx += std::max(0, childIndex(m.layers[top], m.layers[static_cast<size_t>(below)]));
+        }
+        // the Sequential runs its modules in order: a unit never goes back to an earlier one
+        cur = std::max(cur, idx);
+        item[u] = cur;
+    }
+    // trailing modules that left no node (a final Dropout) still count
+    if (nU > 0)
+        item.push_back(next); // sentinel: the module count, removed by the callers
+    return item;
+}
+
+int checkpointModuleCount(const EnginePlan& plan)
+{
+    if (!plan.data)
+        return 0;
+    const std::vector<int> item = checkpointItems(*plan.data);
+    return item.empty() ? 0 : item.back();
+}
+
+// torch.utils.checkpoint.checkpoint_sequential(functions, segments, input, use_reentrant=False):
+// segment_size = len(functions) // segments; the first segments - 1 runs of segment_size modules are
+// checkpointed, the last run (the remainder) executes normally. Cut by module count, not by bytes.
+std::vector<int> checkpointSegments(const PlanData& plan, const Config& /*config*/, const ShapeTable& /*shapes*/,
+                                    const Sizes& /*sizes*/, int k)
 {
     const size_t nU = plan.units.size();
     std::vector<int> seg(nU, 0);
     if (k <= 1 || nU < 2)
         return seg;
-    k = std::min<int>(k, static_cast<int>(nU));
-    const Model& m = *plan.model;
-    // saved bytes per unit (a storage attributed to its first saver)
-    std::vector<int64_t> prefix(nU + 1, 0);
-    std::vector<uint8_t> seen(m.tensors.size(), 0);
-    for (size_t u = 0; u < nU; ++u) {
-        int64_t b = 0;
-        for (const SavedItem& it : plan.units[u].saved) {
-            if (!savedItemActive(plan, shapes, it))
-                continue;
-            if (it.kind == SavedItem::Kind::Storage) {
-                if (seen[static_cast<size_t>(it.tensor)])
-                    continue;
-                seen[static_cast<size_t>(it.tensor)] = 1;
-            }
-            b += savedItemBytes(plan, config, shapes, sizes, it);
-        }
-        prefix[u + 1] = prefix[u] + b;
-    }
-    // bytes crossing each boundary (boundary b lies before unit b)
-    std::vector<int64_t> diff(nU + 2, 0);
-    for (size_t t = 0; t < m.tensors.size(); ++t) {
-        if (!plan.dynamic[t] || plan.consumerUnits[t].empty() || plan.root[t] != static_cast<int>(t))
-            continue;
-        const int pr = m.tensors[t].producer;
-        const int pu = pr >= 0 ? plan.unitOfNode[static_cast<size_t>(pr)] : -1;
-        if (pu < 0)
-            continue;
-        const int lu = plan.consumerUnits[t].back();
-        if (lu <= pu)
-            continue;
-        diff[static_cast<size_t>(pu + 1)] += sizes.act[t];
-        diff[static_cast<size_t>(lu + 1)] -= sizes.act[t];
-    }
-    std::vector<int64_t> cross(nU + 1, 0);
-    int64_t run = 0;
-    for (size_t b = 0; b <= nU; ++b) {
-        run += diff[b];
-        cross[b] = run;
-    }
-    const int64_t total = prefix[nU];
-    std::vector<size_t> cuts;
-    size_t prev = 0;
-    const size_t window = std::max<size_t>(1, nU / (4 * static_cast<size_t>(k)));
-    for (int j = 1; j < k; ++j) {
-        const int64_t target = total / k * j;
-        size_t b = static_cast<size_t>(std::lower_bound(prefix.begin(), prefix.end(), target) - prefix.begin());
-        b = std::clamp<size_t>(b, prev + 1, nU - static_cast<size_t>(k - j));
-        size_t best = b;
-        const size_t lo = b > window ? std::max(prev + 1, b - window) : prev + 1;
-        const size_t hi = std::min(nU - static_cast<size_t>(k - j), b + window);
-        for (size_t c = lo; c <= hi; ++c) {
-            const auto score = [&](size_t x) {
-                return static_cast<double>(cross[x]) +
-                    0.25 * static_cast<double>(std::llabs(prefix[x] - target));
-            };
-            if (score(c) < score(best))
-                best = c;
-        }
-        cuts.push_back(best);
-        prev = best;
-    }
-    size_t ci = 0;
-    int cur = 0;
-    for (size_t u = 0; u < nU; ++u) {
-        while (ci < cuts.size() && u >= cuts[ci]) {
-            ++cur;
-            ++ci;
-        }
-        seg[u] = cur;
-    }
+    const std::vector<int> item = checkpointItems(plan);
+    const int n = item.size() > nU ? item.back() : 0;
+    k = std::min(k, n);
+    if (k <= 1)
+        return seg;
+    const int size = n / k;
+    for (size_t u = 0; u < nU; ++u)
+        seg[u] = std::min(item[u] / size, k - 1);
     return seg;
 }
 

@@ -38,14 +38,26 @@ bool concatWithActivation(const Node& n, const std::vector<char>& fromInput)
     return std::any_of(n.inputs.begin(), n.inputs.end(), [&](int t) { return t >= 0 && fromInput[size_t(t)]; });
 }
 
+// A matmul whose other operand is computed from the inputs' shapes only (torch.arange(seq) positions) makes
+// no activation: the stored operand is a buffer used to build position tables, like the rotary embedding's
+// `inv_freq` (a `register_buffer(..., persistent=False)` in Hugging Face's LlamaRotaryEmbedding: inv_freq @
+// position_ids). Autograd never reaches it from the loss through an activation, so it is not trained.
+bool shapeOnlyOperand(const Node& n, size_t slot, const std::vector<char>& fromInput, const std::vector<char>& fromData)
+{
+    if (n.inputs.size() != 2)
+        return false;
+    const int other = n.inputs[slot == 0 ? 1 : 0];
+    return other >= 0 && fromInput[size_t(other)] && !fromData[size_t(other)];
+}
+
 Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::vector<char>& fromInput,
-          const Tensor& self, bool isConstantNode)
+          const std::vector<char>& fromData, const Tensor& self, bool isConstantNode)
 {
     const std::string_view op = n.op;
     if (op == "Conv" || op == "ConvTranspose")
         return slot >= 1 ? Use::Weight : Use::None;
     if (op == "Gemm" || op == "MatMul" || op == "Einsum")
-        return Use::Weight;
+        return shapeOnlyOperand(n, slot, fromInput, fromData) ? Use::BatchStat : Use::Weight; // a buffer
     if (op == "BatchNormalization")
         return slot == 1 || slot == 2 ? Use::Weight : (slot >= 3 ? Use::BatchStat : Use::None);
     if (op == "InstanceNormalization" && (slot == 1 || slot == 2) && exporterMadeNormConstant(self, isConstantNode))
@@ -82,14 +94,20 @@ void classifyTensors(Model& m)
     for (size_t t = 0; t < m.tensors.size(); ++t)
         if (m.tensors[t].producer < 0 && m.tensors[t].role == TensorRole::Activation)
             fromInput[t] = 1; // dangling / outer-scope values behave like inputs
+    // fromData: depends on the inputs' values, not only on their shapes (Shape/Size cut the dependence)
+    std::vector<char> fromData(fromInput);
     for (const Node& n : m.nodes) {
-        bool any = false;
-        for (int in : n.inputs)
+        bool any = false, data = false;
+        for (int in : n.inputs) {
             any = any || (in >= 0 && fromInput[size_t(in)]);
-        if (any)
-            for (int out : n.outputs)
-                if (out >= 0)
-                    fromInput[size_t(out)] = 1;
+            data = data || (in >= 0 && fromData[size_t(in)]);
+        }
+        data = data && n.op != "Shape" && n.op != "Size";
+        for (int out : n.outputs)
+            if (out >= 0) {
+                fromInput[size_t(out)] = fromInput[size_t(out)] || any;
+                fromData[size_t(out)] = fromData[size_t(out)] || data;
+            }
     }
 
     std::vector<int> queue;
@@ -118,7 +136,7 @@ void classifyTensors(Model& m)
                 for (size_t k = 0; k < explicitCount; ++k) {
                     if (n.inputs[k] != queue[q])
                         continue;
-                    const Use u = useOf(m, n, k, numel, fromInput, t, isConstantNode);
+                    const Use u = useOf(m, n, k, numel, fromInput, fromData, t, isConstantNode);
                     weight = weight || u == Use::Weight;
                     batchStat = batchStat || u == Use::BatchStat;
                     constant = constant || u == Use::Constant;

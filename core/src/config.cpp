@@ -41,6 +41,10 @@ constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{
     {Strategy::ZeRO1, "zero1"}, {Strategy::ZeRO2, "zero2"}, {Strategy::ZeRO3, "zero3"}, {Strategy::FSDP, "fsdp"}}};
 constexpr std::array<std::pair<AllocatorMode, std::string_view>, 3> kAllocators{{
     {AllocatorMode::Exact, "exact"}, {AllocatorMode::Caching, "caching"}, {AllocatorMode::Expandable, "expandable"}}};
+constexpr std::array<std::pair<Attention, std::string_view>, 2> kAttention{{
+    {Attention::Fused, "fused"}, {Attention::Math, "math"}}};
+constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
+constexpr std::array<std::pair<TorchVersion, std::string_view>, 2> kTorch{{{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}}};
 
 } // namespace
 
@@ -56,5 +60,11 @@ std::optional<Optimizer> parseOptimizer(std::string_view s) noexcept { return pa
 std::optional<Loss> parseLoss(std::string_view s) noexcept { return parseIn(kLosses, s); }
 std::optional<Strategy> parseStrategy(std::string_view s) noexcept { return parseIn(kStrategies, s); }
 std::optional<AllocatorMode> parseAllocator(std::string_view s) noexcept { return parseIn(kAllocators, s); }
+std::string_view toString(Attention v) noexcept { return nameIn(kAttention, v); }
+std::string_view toString(Device v) noexcept { return nameIn(kDevices, v); }
+std::optional<Attention> parseAttention(std::string_view s) noexcept { return parseIn(kAttention, s); }
+std::optional<Device> parseDevice(std::string_view s) noexcept { return parseIn(kDevices, s); }
+std::string_view toString(TorchVersion v) noexcept { return nameIn(kTorch, v); }
+std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept { return parseIn(kTorch, s); }
 
 } // namespace headroom

@@ -268,8 +268,8 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
 
 Evaluation evaluate(const EnginePlan& plan, const Config& config)
 {
-    if (!plan.data || plan.data->freeze != config.freeze) {
-        const PlanData p = buildPlan(*plan.model, config.freeze);
+    if (!planMatches(plan, config)) {
+        const PlanData p = buildPlan(*plan.model, planOptions(config));
         return evaluateImpl(p, config, false);
     }
     return evaluateImpl(*plan.data, config, false);
@@ -277,8 +277,8 @@ Evaluation evaluate(const EnginePlan& plan, const Config& config)
 
 Evaluation evaluateLight(const EnginePlan& plan, const Config& config)
 {
-    if (!plan.data || plan.data->freeze != config.freeze) {
-        const PlanData p = buildPlan(*plan.model, config.freeze);
+    if (!planMatches(plan, config)) {
+        const PlanData p = buildPlan(*plan.model, planOptions(config));
         return evaluateImpl(p, config, true);
     }
     return evaluateImpl(*plan.data, config, true);
@@ -286,13 +286,13 @@ Evaluation evaluateLight(const EnginePlan& plan, const Config& config)
 
 Evaluation evaluate(const Model& model, const Config& config)
 {
-    const PlanData p = buildPlan(model, config.freeze);
+    const PlanData p = buildPlan(model, planOptions(config));
     return evaluateImpl(p, config, false);
 }
 
 std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK)
 {
-    const EnginePlan plan = makePlan(model, config.freeze);
+    const EnginePlan plan = makePlan(model, config);
     std::vector<CheckpointPoint> curve;
     for (int k = 1; k <= std::max(1, maxK); ++k) {
         Config c = config;

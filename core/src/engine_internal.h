@@ -28,7 +28,7 @@ struct SavedItem {
     bool condContig = false;
 };
 
-enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu, GroupNorm };
+enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu, GroupNorm, Attention };
 
 // An op as autograd sees it: a single ONNX node, or a recognised decomposition (LayerNorm written
 // with ReduceMean/Sub/Pow/Sqrt/Div, GELU with Erf, SiLU with Sigmoid*x, GroupNorm as Reshape,
@@ -55,9 +55,23 @@ struct Unit {
     int macDimTensor = -1, macDim = -1; // or: a symbolic reduction dim (MatMul K)
 };
 
+// What the plan's structure depends on besides the model: the freeze patterns, whether attention runs
+// as a fused SDPA kernel, which kernel PyTorch picks (flash needs 16-bit operands; GQA in fp32 falls back
+// to the math kernel), and the device's kernels (cuDNN RNN on CUDA).
+struct PlanOptions {
+    std::vector<std::string> freeze;
+    Attention attention = Attention::Fused;
+    Device device = Device::CUDA;
+    TorchVersion torch = TorchVersion::V2;
+    bool lowPrecision = false; // 16-bit compute (fp16/bf16, AMP, mixed): SDPA can pick flash attention
+    bool operator==(const PlanOptions&) const = default;
+};
+PlanOptions planOptions(const Config& config);
+
 struct PlanData {
     const Model* model = nullptr;
     std::vector<std::string> freeze;
+    PlanOptions options;
     std::vector<Unit> units;             // in topological order of their heads
     std::vector<int> unitOfNode;         // -1: static node (depends on no graph input)
     // per tensor
@@ -78,7 +92,7 @@ struct PlanData {
     std::vector<std::string> warnings;
 };
 
-PlanData buildPlan(const Model& model, const std::vector<std::string>& freeze);
+PlanData buildPlan(const Model& model, const PlanOptions& options);
 // Saved-for-backward rules (saved_rules.cpp): fills unit.saved and the unit flags for a single node.
 void applyOpRule(const Model& model, const PlanData& plan, Unit& unit);
 bool isViewOp(const std::string& op) noexcept;
@@ -128,5 +142,10 @@ std::vector<int64_t> stepHighs(const PlanData& plan, const Config& config);
 std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,
                                     const Sizes& sizes, int k);
 int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes);
+// The module sequence checkpoint_sequential runs: the model's top-level modules with every Sequential /
+// ModuleList (a layer whose children are named "<name>.<int>") expanded one level; a top-level op with no
+// module is its own item. Item index per unit (non-decreasing in topological order), followed by one more
+// entry: the number of modules.
+std::vector<int> checkpointItems(const PlanData& plan);
 
 } // namespace headroom

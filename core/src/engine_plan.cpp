@@ -32,6 +32,7 @@ bool ampFp32Op(const std::string& op)
 struct Builder {
     const Model& m;
     PlanData& p;
+    const PlanOptions& opts;
     std::vector<std::vector<int>> tensorConsumers; // node consumers (from the model)
     std::vector<uint8_t> claimed;                  // node already in a fused unit
 
@@ -219,6 +220,134 @@ struct Builder {
         p.units.back().saved.push_back(stats);
     }
 
+    bool reqGrad(int t) const { return t >= 0 && p.reqGrad[static_cast<size_t>(t)]; }
+
+    // Does `t` come from an Expand through views within a few steps? Hugging Face's repeat_kv
+    // (x[:, :, None].expand(...).reshape(...)) marks a grouped-query attention operand.
+    bool fromExpand(int t) const
+    {
+        for (int guard = 0; guard < 6 && t >= 0; ++guard) {
+            const int pr = producer(t);
+            if (pr < 0 || node(pr).inputs.empty())
+                return false;
+            if (node(pr).op == "Expand")
+                return true;
+            if (!isViewOp(node(pr).op))
+                return false;
+            t = node(pr).inputs[0];
+        }
+        return false;
+    }
+
+    // MatMul(q, k^T) -> [scale] -> [mask: Add / Where / Sub] -> Softmax(last axis) -> [Cast] -> [Dropout]
+    // -> MatMul(., v): the attention that PyTorch >= 2.0 runs as one fused kernel when the model calls
+    // F.scaled_dot_product_attention (nn.MultiheadAttention with need_weights=False, which
+    // nn.TransformerEncoderLayer uses; Hugging Face's default attn_implementation="sdpa").
+    // derivatives.yaml `_scaled_dot_product_efficient_attention` / `_scaled_dot_product_flash_attention`:
+    // backward reads query, key, value, output and logsumexp (fp32, one per query row) plus the RNG
+    // state; the [B, H, T, T] scores are never stored, in training or inference. Kernel choice
+    // (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp): flash needs fp16/bf16 operands; the
+    // memory-efficient kernel takes fp32 but not enable_gqa, so fp32 grouped-query attention (Hugging Face
+    // passes enable_gqa=True when there is no mask) runs the math kernel, which is the written-out graph.
+    void tryAttention(int sm)
+    {
+        const Node& sn = node(sm);
+        if (sn.inputs.empty() || sn.outputs.empty())
+            return;
+        const int scores = sn.inputs[0];
+        const auto& sd = m.tensors[static_cast<size_t>(scores)].shape.dims;
+        const int64_t axis = sn.attrInt("axis", -1);
+        if (sd.size() < 3 || (axis != -1 && axis != static_cast<int64_t>(sd.size()) - 1))
+            return;
+        std::vector<int> nodes{sm};
+        // backwards: scale and mask ops down to the score MatMul
+        int t = scores, mm1 = -1;
+        for (int guard = 0; guard < 8 && mm1 < 0; ++guard) {
+            const int pr = producer(t);
+            if (pr < 0 || claimed[static_cast<size_t>(pr)] || only(t) < 0)
+                return;
+            const Node& pn = node(pr);
+            int next = -1;
+            if (pn.op == "MatMul" && pn.inputs.size() == 2) {
+                mm1 = pr;
+                break;
+            }
+            if ((pn.op == "Add" || pn.op == "Mul" || pn.op == "Sub" || pn.op == "Div") && pn.inputs.size() == 2) {
+                const int a = pn.inputs[0], c = pn.inputs[1];
+                if (reqGrad(a) && !reqGrad(c))
+                    next = a;
+                else if (reqGrad(c) && !reqGrad(a) && (pn.op == "Add" || pn.op == "Mul"))
+                    next = c;
+            } else if (pn.op == "Where" && pn.inputs.size() == 3) { // masked_fill
+                const int a = pn.inputs[1], c = pn.inputs[2];
+                if (reqGrad(a) && !reqGrad(c))
+                    next = a;
+                else if (reqGrad(c) && !reqGrad(a))
+                    next = c;
+            } else if (pn.op == "Cast") {
+                next = pn.inputs[0];
+            }
+            if (next < 0)
+                return;
+            nodes.push_back(pr);
+            t = next;
+        }
+        if (mm1 < 0 || only(out(mm1)) < 0)
+            return;
+        // forwards: optional Cast / Dropout, then the value MatMul
+        int cur = out(sm), mm2 = -1;
+        for (int guard = 0; guard < 4 && mm2 < 0; ++guard) {
+            const int c = only(cur);
+            if (c < 0 || claimed[static_cast<size_t>(c)])
+                return;
+            const Node& cn = node(c);
+            if (cn.op == "MatMul" && cn.inputs.size() == 2 && cn.inputs[0] == cur) {
+                mm2 = c;
+            } else if (cn.op == "Cast" || cn.op == "Dropout") {
+                for (size_t o = 1; o < cn.outputs.size(); ++o) // Dropout's mask must be unused
+                    if (cn.outputs[o] >= 0 && !consumers(cn.outputs[o]).empty())
+                        return;
+                nodes.push_back(c);
+                cur = out(c);
+            } else {
+                return;
+            }
+        }
+        if (mm2 < 0)
+            return;
+        int q = node(mm1).inputs[0];
+        const int kT = node(mm1).inputs[1];
+        const int v = node(mm2).inputs[1];
+        if (!p.dynamic[static_cast<size_t>(q)] || !p.dynamic[static_cast<size_t>(kT)] || !p.dynamic[static_cast<size_t>(v)])
+            return;
+        if (!opts.lowPrecision && (fromExpand(kT) || fromExpand(v)))
+            return; // fp32 GQA: the math kernel
+        nodes.push_back(mm1);
+        nodes.push_back(mm2);
+        // q / sqrt(d) written before the matmul (torch 1.x MultiheadAttention) is SDPA's own `scale`
+        if (const int qs = producer(q); qs >= 0 && !claimed[static_cast<size_t>(qs)] && only(q) == mm1 &&
+            (node(qs).op == "Mul" || node(qs).op == "Div") && node(qs).inputs.size() == 2 &&
+            isStatic(node(qs).inputs[1]) && p.dynamic[static_cast<size_t>(node(qs).inputs[0])]) {
+            nodes.push_back(qs);
+            q = node(qs).inputs[0];
+        }
+        addFused(UnitKind::Attention, nodes, q);
+        Unit& u = p.units.back();
+        u.saved.push_back({SavedItem::Kind::Storage, kT});
+        u.saved.push_back({SavedItem::Kind::Storage, v});
+        u.saved.push_back({SavedItem::Kind::Storage, out(mm2)});
+        SavedItem lse{SavedItem::Kind::Extra, scores}; // logsumexp: fp32, one per (batch, head, query row)
+        lse.elemBytes = 4;
+        lse.fp32Stat = true;
+        lse.dimBegin = 0;
+        lse.dimEnd = static_cast<int>(sd.size()) - 1;
+        u.saved.push_back(lse);
+        // forward MACs of both matmuls: scores * head_dim * 2
+        const auto& qd = m.tensors[static_cast<size_t>(q)].shape.dims;
+        u.macTensor = scores;
+        u.macPerElem = 2 * (qd.empty() ? 1 : qd.back().constantValue().value_or(1));
+    }
+
     // x * sigmoid(x): nn.SiLU keeps x only.
     void trySilu(int s)
     {
@@ -257,11 +386,31 @@ bool frozenBy(const Model& m, int t, const std::vector<std::string>& freeze)
 
 } // namespace
 
-PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
+PlanOptions planOptions(const Config& config)
 {
+    PlanOptions o;
+    o.freeze = config.freeze;
+    o.attention = config.attention;
+    o.device = config.device;
+    o.torch = config.torch;
+    switch (config.dtype) {
+    case DtypePolicy::FP16: case DtypePolicy::BF16: case DtypePolicy::AmpFP16: case DtypePolicy::AmpBF16:
+    case DtypePolicy::MixedFP16: case DtypePolicy::MixedBF16:
+        o.lowPrecision = true;
+        break;
+    default:
+        break;
+    }
+    return o;
+}
+
+PlanData buildPlan(const Model& m, const PlanOptions& options)
+{
+    const std::vector<std::string>& freeze = options.freeze;
     PlanData p;
     p.model = &m;
     p.freeze = freeze;
+    p.options = options;
     const size_t nT = m.tensors.size(), nN = m.nodes.size();
     p.dynamic.assign(nT, 0);
     p.reqGrad.assign(nT, 0);
@@ -334,7 +483,13 @@ PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
     }
 
     // Units: recognised decompositions first, then one unit per remaining dynamic node.
-    Builder b{m, p, {}, std::vector<uint8_t>(nN, 0)};
+    Builder b{m, p, options, {}, std::vector<uint8_t>(nN, 0)};
+    // Attention first: its scale and mask ops must not be taken by the smaller patterns.
+    if (options.attention == Attention::Fused)
+        for (size_t n = 0; n < nN; ++n)
+            if (m.nodes[n].op == "Softmax" && !b.claimed[n] && !m.nodes[n].outputs.empty() &&
+                m.nodes[n].outputs[0] >= 0 && p.dynamic[static_cast<size_t>(m.nodes[n].outputs[0])])
+                b.tryAttention(static_cast<int>(n));
     for (size_t n = 0; n < nN; ++n) {
         const Node& nd = m.nodes[n];
         bool dyn = false;
@@ -514,10 +669,22 @@ PlanData buildPlan(const Model& m, const std::vector<std::string>& freeze)
 
 EnginePlan makePlan(const Model& model, const std::vector<std::string>& freeze)
 {
+    Config c;
+    c.freeze = freeze;
+    return makePlan(model, c);
+}
+
+EnginePlan makePlan(const Model& model, const Config& config)
+{
     EnginePlan plan;
     plan.model = &model;
-    plan.data = std::make_shared<const PlanData>(buildPlan(model, freeze));
+    plan.data = std::make_shared<const PlanData>(buildPlan(model, planOptions(config)));
     return plan;
+}
+
+bool planMatches(const EnginePlan& plan, const Config& config)
+{
+    return plan.data && plan.data->options == planOptions(config);
 }
 
 } // namespace headroom

@@ -46,7 +46,7 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
     const int64_t budget = config.gpu.capacity - config.marginBytes;
     Config exact = config;
     exact.allocator = AllocatorMode::Exact;
-    const bool samePlan = plan.data && plan.data->freeze == config.freeze;
+    const bool samePlan = planMatches(plan, config);
     const int64_t fixedNeed = config.gpu.context + config.gpu.workspace;
     std::vector<int64_t> h1, h2; // step high-water marks at batch 1 and at the probe batch
     const auto needExact = [&](int64_t b, std::vector<int64_t>* keep = nullptr) {
@@ -137,7 +137,7 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
 
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit)
 {
-    return maxBatch(makePlan(model, config.freeze), config, limit);
+    return maxBatch(makePlan(model, config), config, limit);
 }
 
 Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
@@ -154,7 +154,7 @@ Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& e
 
 Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation)
 {
-    return computeFit(makePlan(model, config.freeze), config, evaluation);
+    return computeFit(makePlan(model, config), config, evaluation);
 }
 
 } // namespace headroom

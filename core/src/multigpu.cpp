@@ -505,7 +505,7 @@ std::vector<int64_t> perGpuBatches(Strategy strategy, int gpus, int64_t batch, i
 
 ClusterEvaluation evaluateCluster(const Model& model, const Config& config)
 {
-    return evaluateCluster(makePlan(model, config.freeze), config);
+    return evaluateCluster(makePlan(model, config), config);
 }
 
 ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)

@@ -88,7 +88,7 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
 
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options)
 {
-    return buildReport(makePlan(model, config.freeze), config, options);
+    return buildReport(makePlan(model, config), config, options);
 }
 
 nlohmann::json toJson(const Model& model, const Report& report, const ReportOptions& options)
@@ -142,6 +142,9 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"gpu0_batch", c.gpu0Batch},
         {"offload", c.offload},
         {"allocator", toString(c.allocator)},
+        {"attention", toString(c.attention)},
+        {"device", toString(c.device)},
+        {"pytorch", toString(c.torch)},
     };
     if (c.optimizer == Optimizer::Custom)
         j["config"]["optimizer_bytes"] = c.customOptimizerBytes;

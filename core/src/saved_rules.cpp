@@ -260,10 +260,13 @@ void applyOpRule(const Model& model, const PlanData& plan, Unit& unit)
             axis += r;
         c.extra(x, 2, 1, 4, true, 0, static_cast<int>(axis)); // mean, rstd per row
     } else if (op == "ReduceMean") {
-        // torch 1.13's mean.dim backward reads self.numel() / result.numel(), so autograd keeps both
-        // (newer releases keep only sizes); the corpus truth is 1.13
-        c.storage(x);
-        c.storage(y);
+        // torch 1.13's mean.dim backward reads self.numel() / result.numel(), so autograd keeps both (the
+        // corpus truth is 1.13); PyTorch 2 keeps only sizes (derivatives.yaml: mean_backward(grad,
+        // self.sym_sizes(), dim, self.sym_numel(), keepdim))
+        if (plan.options.torch == TorchVersion::V1_13) {
+            c.storage(x);
+            c.storage(y);
+        }
     } else if (op == "LpNormalization" || op == "ReduceL2" || op == "ReduceMax" || op == "ReduceMin" ||
                op == "ReduceProd" || op == "ReduceLogSumExp" || op == "LpPool") {
         c.storage(x);

@@ -15,6 +15,15 @@ enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW, Adagrad, RMSprop, A
 enum class Loss : uint8_t { CrossEntropy, MSE, None };
 enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
+// How attention subgraphs run: PyTorch >= 2.0's fused SDPA kernels (flash / memory-efficient: no [B, H, T, T]
+// matrix kept) or written out with matmul + softmax (explicit attention, or PyTorch before 2.0).
+enum class Attention : uint8_t { Fused, Math };
+// Where autograd runs: the rules that differ between PyTorch's CUDA and CPU kernels (cuDNN RNN vs the
+// native per-step cells). Headroom targets a CUDA GPU; CPU reproduces the CPU truth of the corpus.
+enum class Device : uint8_t { CUDA, CPU };
+// Which PyTorch's autograd formulas: 2.x (Headroom's standard) or 1.13 (the CPU truth of the corpus, whose
+// mean.dim backward still kept its input and result).
+enum class TorchVersion : uint8_t { V2, V1_13 };
 
 // A target GPU: usable bytes as nvidia-smi reports them, plus the defaults the engine assumes until the
 // probe measures them.
@@ -45,6 +54,9 @@ struct Config {
     int64_t gpu0Batch = -1;                     // balanced DP: GPU 0's share of the batch (-1: auto)
     bool offload = false;                       // ZeRO/FSDP CPU offload of optimizer (and params for stage 3)
     AllocatorMode allocator = AllocatorMode::Caching;
+    Attention attention = Attention::Fused;
+    Device device = Device::CUDA;
+    TorchVersion torch = TorchVersion::V2;
 };
 
 // Names used by the CLI, JSON and settings (DESIGN.md spells them): "fp32", "amp-bf16", "adamw", ...
@@ -54,11 +66,17 @@ std::string_view toString(Optimizer v) noexcept;
 std::string_view toString(Loss v) noexcept;
 std::string_view toString(Strategy v) noexcept;
 std::string_view toString(AllocatorMode v) noexcept;
+std::string_view toString(Attention v) noexcept;
+std::string_view toString(Device v) noexcept;
+std::string_view toString(TorchVersion v) noexcept;
 std::optional<Mode> parseMode(std::string_view s) noexcept;
 std::optional<DtypePolicy> parseDtype(std::string_view s) noexcept;
 std::optional<Optimizer> parseOptimizer(std::string_view s) noexcept;
 std::optional<Loss> parseLoss(std::string_view s) noexcept;
 std::optional<Strategy> parseStrategy(std::string_view s) noexcept;
 std::optional<AllocatorMode> parseAllocator(std::string_view s) noexcept;
+std::optional<Attention> parseAttention(std::string_view s) noexcept;
+std::optional<Device> parseDevice(std::string_view s) noexcept;
+std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept;
 
 } // namespace headroom

@@ -99,6 +99,10 @@ struct EnginePlan {
     std::shared_ptr<const PlanData> data;
 };
 EnginePlan makePlan(const Model& model, const std::vector<std::string>& freeze = {});
+// The plan for this configuration's freeze patterns, attention mode, device and precision class.
+EnginePlan makePlan(const Model& model, const Config& config);
+// Whether evaluate(plan, config) can use the plan as is (otherwise it rebuilds one).
+bool planMatches(const EnginePlan& plan, const Config& config);
 Evaluation evaluate(const EnginePlan& plan, const Config& config);
 // Same as evaluate() but skips what a search does not need (events, culprits, the inplace comparison,
 // per-node costs). Used by maxBatch and checkpointCurve.
@@ -108,6 +112,8 @@ Evaluation evaluateLight(const EnginePlan& plan, const Config& config);
 struct CheckpointPoint { int k = 1; int64_t peak = 0; int64_t recomputeMacs = 0; };
 std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK);
 int bestCheckpointSegments(const std::vector<CheckpointPoint>& curve);
+// How many modules checkpoint_sequential cuts into segments (top-level modules, Sequentials expanded).
+int checkpointModuleCount(const EnginePlan& plan);
 
 // Total bytes the GPU needs for this configuration (peak or reserved per config.allocator, + context
 // + workspace) and whether it fits config.gpu.
