@@ -160,6 +160,16 @@ void applyOpRule(const Model& model, const PlanData& plan, Unit& unit)
             return;
         }
     }
+    // Tensor.to(dtype) / .float() on a tensor that already has that dtype returns the tensor itself (no
+    // copy): the exporter still writes a Cast (Hugging Face's softmax(dtype=float32).to(query.dtype) in fp32)
+    if (op == "Cast" && c.act(x) && y >= 0) {
+        const DType from = model.tensors[static_cast<size_t>(x)].dtype, to = model.tensors[static_cast<size_t>(y)].dtype;
+        if (from != DType::Undefined && from == to) {
+            unit.isView = true;
+            unit.passGrad = true;
+            return;
+        }
+    }
     if (!c.anyRg())
         return; // nothing upstream requires grad: autograd records nothing
 

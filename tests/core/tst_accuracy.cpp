@@ -41,6 +41,11 @@ Config configFor(const Model& m, int64_t batch, int64_t seq)
     c.optimizer = Optimizer::SGD;
     c.loss = Loss::CrossEntropy;
     c.allocator = AllocatorMode::Exact;
+    // The truth is torch 1.13 autograd on a CPU: per-step RNN cells, attention written out (1.13's
+    // nn.MultiheadAttention had no fused kernel), mean.dim keeping its input and result.
+    c.device = Device::CPU;
+    c.attention = Attention::Math;
+    c.torch = TorchVersion::V1_13;
     c.symbols = m.defaultBindings();
     if (m.batchSymbol >= 0)
         c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
