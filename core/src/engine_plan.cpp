@@ -170,7 +170,13 @@ struct Builder {
             return;
         std::vector<int> nodes{v, e, a, m1};
         const int t = other(m1, out(a));
-        if (t != x) {
+        if (t >= 0 && isStatic(t)) {
+            // 0.5 * (1 + erf) first, then * x (the dynamo exporter's decomposition of aten.gelu)
+            const int m2 = only(out(m1));
+            if (!usable(m2, "Mul") || other(m2, out(m1)) != x)
+                return;
+            nodes.push_back(m2);
+        } else if (t != x) {
             const int h = producer(t);
             if (h < 0 || claimed[static_cast<size_t>(h)] || node(h).op != "Mul" || only(t) != m1 ||
                 other(h, x) < 0 || !isStatic(other(h, x)))
