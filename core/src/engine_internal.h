@@ -64,6 +64,7 @@ struct PlanOptions {
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
     bool lowPrecision = false; // 16-bit compute (fp16/bf16, AMP, mixed): SDPA can pick flash attention
+    bool autocast = false;     // AMP: activation cast copies are what lower-precision ops save
     bool operator==(const PlanOptions&) const = default;
 };
 PlanOptions planOptions(const Config& config);

@@ -23,10 +23,20 @@ bool ampLowOp(const std::string& op)
 }
 bool ampFp32Op(const std::string& op)
 {
+    // CUDA's fp32 list: softmax, log_softmax, layer_norm, group_norm, exp, log, pow, rsqrt, reciprocal,
+    // softplus, cumsum, sum, prod, norms, the trig family; mean and sqrt are on no list (they follow their input)
     return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "GroupNormalization" ||
-        op == "InstanceNormalization" || op.starts_with("Reduce") || op == "Exp" || op == "Log" || op == "Pow" ||
-        op == "Sqrt" || op == "Reciprocal" || op == "Softplus" || op == "CumSum" || op == "LpNormalization" ||
-        op == "Sum" || op == "Cosh" || op == "Sinh" || op == "Tan" || op == "Acos" || op == "Asin";
+        op == "InstanceNormalization" || op == "ReduceSum" || op == "ReduceProd" || op == "ReduceLogSumExp" ||
+        op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "Exp" || op == "Log" ||
+        op == "Pow" || op == "Reciprocal" || op == "Softplus" || op == "CumSum" || op == "LpNormalization" ||
+        op == "Cosh" || op == "Sinh" || op == "Tan" || op == "Acos" || op == "Asin";
+}
+// Elementwise arithmetic follows type promotion: a bf16 activation times an fp32 parameter tensor (RMSNorm's
+// weight * x) is fp32; only 0-dim tensors and Python scalars leave the activation's dtype alone. Add and Sub
+// are left out: exporters split linear(x, W, b) into MatMul + Add(b), which PyTorch runs as one bf16 addmm.
+bool promotesWithParams(const std::string& op)
+{
+    return op == "Mul" || op == "Div" || op == "Max" || op == "Min";
 }
 
 struct Builder {
@@ -399,6 +409,7 @@ PlanOptions planOptions(const Config& config)
     o.attention = config.attention;
     o.device = config.device;
     o.torch = config.torch;
+    o.autocast = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     switch (config.dtype) {
     case DtypePolicy::FP16: case DtypePolicy::BF16: case DtypePolicy::AmpFP16: case DtypePolicy::AmpBF16:
     case DtypePolicy::MixedFP16: case DtypePolicy::MixedBF16:
@@ -655,11 +666,24 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
                     for (int s : p.paramSources[static_cast<size_t>(t)])
                         if (std::find(p.amp16Params.begin(), p.amp16Params.end(), s) == p.amp16Params.end())
                             p.amp16Params.push_back(s);
+        } else if (u.kind == UnitKind::Attention) {
+            low = true; // scaled_dot_product_attention is on the lower_precision_fp list
         } else if (!ampFp32Op(nd.op)) {
             bool any = false, all = true;
             for (int t : u.inputs) {
-                if (!p.dynamic[static_cast<size_t>(t)] || !floatish(m.tensors[static_cast<size_t>(t)]))
+                const Tensor& tt = m.tensors[static_cast<size_t>(t)];
+                if (!floatish(tt))
                     continue;
+                if (!p.dynamic[static_cast<size_t>(t)]) {
+                    if (u.kind == UnitKind::Op && promotesWithParams(nd.op) && tt.role != TensorRole::Constant &&
+                        tt.role != TensorRole::Activation && !tt.shape.dims.empty()) {
+                        int64_t n = 1;
+                        for (const DimExpr& d : tt.shape.dims)
+                            n *= d.constantValue().value_or(2);
+                        all = all && n <= 1;
+                    }
+                    continue;
+                }
                 any = true;
                 all = all && p.amp16[static_cast<size_t>(t)];
             }
@@ -669,6 +693,36 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             for (int t : u.outputs)
                 p.amp16[static_cast<size_t>(t)] = 1;
     }
+    // Under autocast a lower-precision op casts each fp32 activation operand to 16 bits; autocast caches
+    // only casts of leaf tensors that require grad (weights: autocast_mode.h cached_cast), so every consumer
+    // makes its own copy of an activation, and backward keeps that copy, not the fp32 tensor.
+    if (options.autocast)
+        for (Unit& u : p.units) {
+            const Node& nd = m.nodes[static_cast<size_t>(u.head)];
+            if (!(u.kind == UnitKind::Attention || (u.kind == UnitKind::Op && ampLowOp(nd.op))))
+                continue;
+            for (int t : u.inputs) {
+                const size_t ti = static_cast<size_t>(t);
+                if (!p.dynamic[ti] || p.amp16[ti] || !floatish(m.tensors[ti]))
+                    continue;
+                bool had = false;
+                for (auto it = u.saved.begin(); it != u.saved.end();) {
+                    const bool match = (it->kind == SavedItem::Kind::Storage && it->tensor == p.root[ti]) ||
+                        (it->kind == SavedItem::Kind::Copy && it->tensor == t);
+                    if (match) {
+                        had = true;
+                        it = u.saved.erase(it);
+                    } else {
+                        ++it;
+                    }
+                }
+                if (had) {
+                    SavedItem copy{SavedItem::Kind::Copy, t};
+                    copy.den = 2; // the 16-bit copy of an fp32 activation
+                    u.saved.push_back(copy);
+                }
+            }
+        }
     // frozen parameters that are not consumed by anything that needs them are still weights
     return p;
 }

@@ -436,8 +436,14 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                                               : outBytes;
         int lp = -1;
         s.begin(-1, Phase::Loss);
+        // A 16-bit output is lifted to fp32 first (the loss on logits.float(), or cross_entropy on the autocast
+        // fp32 list): that copy lives while log_softmax runs; log_softmax keeps its result.
+        const bool lift = amp && o >= 0 && plan.amp16[static_cast<size_t>(o)] && config.loss != Loss::None && backward;
+        const int lifted = lift ? s.alloc(lpBytes, Category::Loss, o, 1) : -1;
         if (o >= 0 && config.loss == Loss::CrossEntropy && backward)
-            lp = s.alloc(lpBytes, Category::Loss, o, 1); // log_softmax keeps its result
+            lp = s.alloc(lpBytes, Category::Loss, o, 1);
+        if (lifted >= 0)
+            s.decref(lifted);
         if (o >= 0 && config.loss == Loss::MSE && backward)
             s.incref(buf[static_cast<size_t>(rootRT[static_cast<size_t>(o)])]);
         for (int t : m.outputs)
