@@ -456,9 +456,19 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
             s.begin(-1, Phase::Loss);
             if (config.loss == Loss::CrossEntropy) {
                 const int glp = s.alloc(lpBytes, Category::Loss, o, 1);
-                gradBuf[static_cast<size_t>(o)] = s.alloc(outBytes, Category::Loss, o, 1);
-                s.decref(glp);
-                s.decref(lp);
+                if (lift) {
+                    // log_softmax's backward gives the fp32 copy's gradient; ToCopyBackward then casts it
+                    // back to the output's 16 bits
+                    const int gLifted = s.alloc(lpBytes, Category::Loss, o, 1);
+                    s.decref(glp);
+                    s.decref(lp);
+                    gradBuf[static_cast<size_t>(o)] = s.alloc(outBytes, Category::Loss, o, 1);
+                    s.decref(gLifted);
+                } else {
+                    gradBuf[static_cast<size_t>(o)] = s.alloc(outBytes, Category::Loss, o, 1);
+                    s.decref(glp);
+                    s.decref(lp);
+                }
             } else if (config.loss == Loss::MSE) {
                 gradBuf[static_cast<size_t>(o)] = s.alloc(outBytes, Category::Loss, o, 1);
                 s.decref(buf[static_cast<size_t>(rootRT[static_cast<size_t>(o)])]);
