@@ -569,7 +569,27 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             if (u.kind == UnitKind::Gelu || u.kind == UnitKind::Silu)
                 u.inplaceable = false;
         }
-        const int x = nd.inputs.empty() ? -1 : nd.inputs[0];
+        int x = nd.inputs.empty() ? -1 : nd.inputs[0];
+        // MatMul/Gemm/Conv + Add(1-D bias): exporters split F.linear and conv bias this way, but PyTorch adds
+        // the bias inside the same kernel (addmm, or matmul then add_ in at::linear): no second tensor
+        if (u.kind == UnitKind::Op && nd.op == "Add" && nd.inputs.size() == 2 && nd.inputs[0] >= 0 && nd.inputs[1] >= 0) {
+            const int a = nd.inputs[0], c = nd.inputs[1];
+            const int dyn = p.dynamic[static_cast<size_t>(a)] ? a : c, bias = dyn == a ? c : a;
+            const Tensor& bt = m.tensors[static_cast<size_t>(bias)];
+            const int pr = m.tensors[static_cast<size_t>(dyn)].producer;
+            const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
+            if (p.dynamic[static_cast<size_t>(dyn)] && !p.dynamic[static_cast<size_t>(bias)] && bt.shape.dims.size() == 1 &&
+                floatish(bt) && pu >= 0 && p.units[static_cast<size_t>(pu)].kind == UnitKind::Op &&
+                p.units[static_cast<size_t>(pu)].head == pr &&
+                (m.nodes[static_cast<size_t>(pr)].op == "MatMul" || m.nodes[static_cast<size_t>(pr)].op == "Gemm" ||
+                 m.nodes[static_cast<size_t>(pr)].op == "Conv") &&
+                m.tensors[static_cast<size_t>(dyn)].consumers.size() == 1 && !m.tensors[static_cast<size_t>(dyn)].isGraphOutput) {
+                u.isView = true;
+                u.passGrad = true;
+                u.saved.clear();
+                x = dyn;
+            }
+        }
         if (u.isView && x >= 0 && p.dynamic[static_cast<size_t>(x)]) {
             const uint8_t inKind = p.nonContig[static_cast<size_t>(x)];
             uint8_t kind = inKind;
