@@ -1196,6 +1196,22 @@
         <translation>梯度累积：</translation>
     </message>
     <message>
+        <source>Attention:</source>
+        <translation>注意力：</translation>
+    </message>
+    <message>
+        <source>Fused: PyTorch 2&apos;s scaled_dot_product_attention kernels (nn.MultiheadAttention, Hugging Face sdpa), which keep no [batch, heads, seq, seq] matrix. Math: attention written out with matmul and softmax (Hugging Face eager, hand-written attention).</source>
+        <translation>融合：PyTorch 2 的 scaled_dot_product_attention 内核（nn.MultiheadAttention、Hugging Face sdpa），不保存 [batch, heads, seq, seq] 矩阵。数学：用 matmul 和 softmax 显式写出的注意力（Hugging Face eager、手写注意力）。</translation>
+    </message>
+    <message>
+        <source>Fused (SDPA)</source>
+        <translation>融合（SDPA）</translation>
+    </message>
+    <message>
+        <source>Math (matmul + softmax)</source>
+        <translation>数学（matmul + softmax）</translation>
+    </message>
+    <message>
         <source>Target</source>
         <translation>目标</translation>
     </message>
