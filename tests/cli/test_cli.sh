@@ -96,5 +96,19 @@ check "multi-gpu json has gpus" expect_exit 0 "$data/resnet18.onnx" --batch 16 -
 check "gpus list has 4 entries" python3 -c "import json; j=json.load(open('$tmp/out')); assert len(j['gpus'])==4; assert j['gpus'][0]['peak']>j['gpus'][1]['peak']"
 check "multi-gpu verdict is the heaviest GPU's" python3 -c "import json; j=json.load(open('$tmp/out')); assert j['fit']['needed']==max(g['needed'] for g in j['gpus']); assert j['fit']['max_batch']>=16"
 
+# --attention: bert_like at (8, 128), per layer (fp32, MiB = 1048576 B). math keeps q/sqrt(d) 1, the k^T and v
+# copies 1 + 1, the softmax [32, 128, 128] 2 = 5 MiB; fused keeps the in_proj output q|k|v 3, its output 1 and
+# a logsumexp [32, 128] of 16 KiB. Four layers: 4 x (1 MiB - 16 KiB) = 4128768 B more under math.
+check "bad attention is usage" expect_exit 2 "$data/bert_like.onnx" --attention flash
+check "attention fused" expect_exit 0 "$data/bert_like.onnx" --batch 8 --set seq=128 --json
+cp "$tmp/out" "$tmp/fused.json"
+check "attention math" expect_exit 0 "$data/bert_like.onnx" --batch 8 --set seq=128 --attention math --json
+check "attention in config, math keeps the scores" python3 - "$tmp/fused.json" "$tmp/out" <<'PY'
+import json, sys
+f, m = (json.load(open(p)) for p in sys.argv[1:3])
+assert f["config"]["attention"] == "fused" and m["config"]["attention"] == "math"
+assert m["memory"]["activations_saved"] - f["memory"]["activations_saved"] == 4 * (1048576 - 32 * 128 * 4)
+PY
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]
