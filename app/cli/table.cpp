@@ -101,6 +101,7 @@ std::string humanReport(const Model& model, const Report& report, int depth)
         out << ", accumulate " << cfg.accumulate;
     if (cfg.inplace)
         out << ", inplace";
+    out << ", attention " << toString(cfg.attention);
     out << ", allocator " << toString(cfg.allocator) << "\n\n";
 
     const std::vector<LayerCost> costs = aggregateLayers(model, e);
