@@ -21,7 +21,8 @@ bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batc
         && a.accumulate == b.accumulate && a.inplace == b.inplace && a.freeze == b.freeze && a.gpu.name == b.gpu.name
         && a.gpu.capacity == b.gpu.capacity && a.gpu.context == b.gpu.context && a.gpu.workspace == b.gpu.workspace
         && a.marginBytes == b.marginBytes && a.gpus == b.gpus && a.strategy == b.strategy && a.gpu0Batch == b.gpu0Batch
-        && a.offload == b.offload && a.allocator == b.allocator;
+        && a.offload == b.offload && a.allocator == b.allocator && a.attention == b.attention && a.device == b.device
+        && a.torch == b.torch;
 }
 
 constexpr int DetailsDelayMs = 120; // a drag's ticks come faster than this; the full report waits for a pause
