@@ -43,6 +43,9 @@ struct Unit {
     // Transient workspaces (Extra-sized), alive only during the unit's forward / backward step: an RNN's
     // precomputed input-side gates, and the per-step gate gradients backward stacks for them.
     std::vector<SavedItem> forwardScratch, backwardScratch;
+    // Gradients the unit's backward makes that live until its input gradients exist (autocast: the 16-bit
+    // gradient of each cast copy, which ToCopyBackward turns into the fp32 input's gradient).
+    std::vector<SavedItem> castGrads;
     bool isView = false;           // outputs alias input 0's storage (no allocation)
     bool viewInInference = false;  // Dropout: identity at inference
     bool passGrad = false;         // backward hands the output gradient to same-sized inputs as is

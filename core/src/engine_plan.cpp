@@ -741,6 +741,11 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
                     copy.den = 2; // the 16-bit copy of an fp32 activation
                     u.saved.push_back(copy);
                 }
+                if (p.getsGrad[ti]) {
+                    SavedItem g{SavedItem::Kind::Copy, t};
+                    g.den = 2;
+                    u.castGrads.push_back(g);
+                }
             }
         }
     // frozen parameters that are not consumed by anything that needs them are still weights

@@ -559,6 +559,13 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                 for (const SavedItem& it : unit.backwardScratch)
                     s.decref(s.alloc(itemBytesImpl(plan, config, shapes, sizes, it), Category::Activations,
                                      it.tensor, 1));
+            // gradients that exist together with the input gradients they become (autocast's 16-bit gradient of
+            // a cast copy, before ToCopyBackward lifts it to the fp32 input's gradient)
+            std::vector<int> castGrads;
+            if (runs)
+                for (const SavedItem& it : unit.castGrads)
+                    castGrads.push_back(s.alloc(itemBytesImpl(plan, config, shapes, sizes, it), Category::Activations,
+                                                it.tensor, 1));
             if (runs) {
                 const int out0 = unit.outputs.empty() ? -1 : unit.outputs[0];
                 const int og = out0 >= 0 ? gradBuf[static_cast<size_t>(out0)] : -1;
@@ -598,6 +605,8 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                     gradBuf[static_cast<size_t>(t)] = -1;
                 }
             }
+            for (int id : castGrads)
+                s.decref(id);
             for (int id : unitExtras[ui])
                 s.decref(id);
             unitExtras[ui].clear();
