@@ -266,6 +266,22 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
     return highs;
 }
 
+std::vector<AllocEvent> stepEvents(const PlanData& p, const Config& config)
+{
+    const Model& m = *p.model;
+    const bool train = !policyIsInference(config);
+    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const Sizes sizes = computeSizes(p, config, shapes, train);
+    SimOptions opt;
+    opt.events = true;
+    opt.inplace = config.inplace;
+    if (train && config.checkpointSegments > 1) {
+        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    }
+    return simulate(p, config, shapes, sizes, opt).events;
+}
+
 Evaluation evaluate(const EnginePlan& plan, const Config& config)
 {
     if (!plan.data || plan.data->freeze != config.freeze) {
