@@ -14,8 +14,10 @@ constexpr int64_t MiB = 1024 * 1024;
 // CUDACachingAllocator). parseChosenWorkspaceSize's default is ":4096:8" = 32 MiB on sm90 (Hopper) and
 // ":4096:2:16:8" = 8 MiB + 128 KiB on every other architecture; the cuBLASLt workspace comes on top.
 // Measured on the H100 (tests/data/gpu/h100-points.jsonl, the run's first point, resnet18 b8 SGD):
-// alloc_before_step holds 66.4 MiB beyond weights + gradients + input, against 2.3 MiB at every later
-// point (which subtract what earlier points left allocated) = 64 MiB: cuBLAS 32 MiB + cuBLASLt 32 MiB.
+// alloc_before_step holds 66.4 MiB beyond weights + gradients + input, against 0-3 MiB at every later
+// point (whose baseline subtracts what earlier points left allocated): 64 MiB. The sm90 cuBLAS default
+// explains 32 MiB of it; the other 32 MiB is a second workspace of the same size (cuBLASLt's, when it is
+// not unified with cuBLAS's, or a second handle's): the measurement does not say which.
 constexpr int64_t kHopperWorkspace = 64 * MiB;
 // Other architectures: cuBLAS 8 MiB + 128 KiB and a cuBLASLt workspace of the same size (PyTorch's
 // unified default shares the cuBLAS size); not measured here.
