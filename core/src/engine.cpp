@@ -188,10 +188,13 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     if (!opt.events) {
         b.reservedPeak = b.peak;
     } else {
-        // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments.
+        // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent
+        // library workspaces (gpus.cpp) among them: they are blocks of the same allocator.
+        AllocatorOptions options;
+        options.preallocated = config.gpu.workspace;
         b.reservedPeak = config.allocator == AllocatorMode::Exact
             ? b.peak
-            : std::max(b.peak, replay(sim.events, config.allocator).reservedPeak);
+            : std::max(b.peak, replay(sim.events, config.allocator, options).reservedPeak);
     }
     if (light) {
         e.peakStep = sim.peakStep;

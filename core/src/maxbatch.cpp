@@ -11,9 +11,10 @@ namespace headroom {
 
 int64_t neededBytes(const Config& config, const Evaluation& evaluation)
 {
-    const int64_t mem = config.allocator == AllocatorMode::Exact ? evaluation.memory.peak
-                                                                  : evaluation.memory.reservedPeak;
-    return mem + config.gpu.context + config.gpu.workspace;
+    // Under an allocator model the reserved peak already holds the library workspaces (engine.cpp).
+    if (config.allocator != AllocatorMode::Exact)
+        return evaluation.memory.reservedPeak + config.gpu.context;
+    return evaluation.memory.peak + config.gpu.context + config.gpu.workspace;
 }
 
 int64_t allocatorBudget(const Config& config)

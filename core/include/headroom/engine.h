@@ -125,7 +125,8 @@ Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& e
 // Largest batch (global) whose need <= capacity - margin; 0 if none; searches the fitted functions.
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit = 1 << 20);
 int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);
-// Bytes the GPU needs (peak or reserved per config.allocator, + context + workspace).
+// Bytes the GPU needs: reserved peak (library workspaces inside) + context under an allocator model;
+// exact: allocated peak + context + workspace.
 int64_t neededBytes(const Config& config, const Evaluation& evaluation);
 
 // The fit as PyTorch decides it: the step replayed through the allocator model with cudaMalloc failing
