@@ -1638,6 +1638,54 @@
 <context>
     <name>gui::ProbePage</name>
     <message>
+        <source>Allocated peak</source>
+        <translation>分配峰值</translation>
+    </message>
+    <message>
+        <source>Reserved peak</source>
+        <translation>保留峰值</translation>
+    </message>
+    <message>
+        <source>Between steps</source>
+        <translation>步与步之间</translation>
+    </message>
+    <message>
+        <source>Outside the allocator</source>
+        <translation>分配器之外</translation>
+    </message>
+    <message>
+        <source>Load measurement…</source>
+        <translation>加载实测数据…</translation>
+    </message>
+    <message>
+        <source>Set a real run&apos;s figures beside the theory: gpu_truth.py JSON lines or a PyTorch memory snapshot saved as JSON</source>
+        <translation>将真实运行的数据与理论值并列：gpu_truth.py 的 JSON 行，或保存为 JSON 的 PyTorch 显存快照</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>误差</translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation>请先打开一个模型。</translation>
+    </message>
+    <message>
+        <source>Load measurement</source>
+        <translation>加载实测数据</translation>
+    </message>
+    <message>
+        <source>Measurements (*.jsonl *.json);;All files (*)</source>
+        <translation>实测数据 (*.jsonl *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Measured (%1): %2</source>
+        <translation>实测（%1）：%2</translation>
+    </message>
+    <message>
+        <source>Could not use the measurement: %1</source>
+        <translation>无法使用该实测数据：%1</translation>
+    </message>
+    <message>
         <source>Weights</source>
         <translation>权重</translation>
     </message>

@@ -8,12 +8,14 @@
 #include "headroom/gpus.h"
 #include "headroom/headroom_config.h"
 #include "headroom/loader.h"
+#include "headroom/measurement.h"
 #include "headroom/probe_protocol.h"
 #include "headroom/report.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -161,6 +163,17 @@ int run(int argc, char** argv)
         }
     }
 
+    std::optional<nlohmann::json> compare;
+    if (o.compare) {
+        MeasurementKey key;
+        key.model = std::filesystem::path(o.model).stem().string();
+        key.batch = model.batchSymbol >= 0 ? config.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
+        if (const int s = model.symbolIndex("seq"); s >= 0)
+            key.seq = config.symbols[static_cast<size_t>(s)];
+        key.config = config;
+        compare = compareJson(loadMeasurement(*o.compare, key), report.evaluation.memory);
+    }
+
     if (o.netron) {
         std::string error;
         if (!writeFile(*o.netron, toNetronAttachment(model, report).dump(1) + "\n", error))
@@ -172,7 +185,10 @@ int run(int argc, char** argv)
     }
 
     if (o.json) {
-        std::cout << toJson(model, report, ro).dump(1) << "\n";
+        nlohmann::json j = toJson(model, report, ro);
+        if (compare)
+            j["compare"] = *compare;
+        std::cout << j.dump(1) << "\n";
     } else if (o.csv) {
         std::cout << toCsv(model, report);
     } else {
@@ -181,6 +197,8 @@ int run(int argc, char** argv)
             std::cout << "Max batch on " << report.fit.gpu << ": " << report.fit.maxBatch << "\n";
         if (report.probe)
             std::cout << "Probe: " << report.probe->dump() << "\n";
+        if (compare)
+            std::cout << cli::compareTable(*compare);
     }
     return kExitOk;
 }

@@ -108,6 +108,8 @@ Output
   --probe-path PATH      headroom-probe executable (default: beside this program)
   --probe-plan FILE      write the probe's plan (JSON) without running it, to replay elsewhere
   --probe-timeout S      probe time limit in seconds (default 120)
+  --compare FILE         set a measurement beside the theory: gpu_truth.py JSON lines (the line
+                         matching this model and configuration) or torch.cuda.memory._snapshot() as JSON
   --lang LANG            language of the PDF report (en, zh_CN)
   --bench [N]            time N re-evaluations of this configuration and exit
   -h, --help             this help
@@ -201,6 +203,7 @@ Options parseOptions(int argc, char** argv)
         else if (a == "--probe") o.probe = true;
         else if (a == "--probe-path") o.probePath = value(a);
         else if (a == "--probe-plan") o.probePlan = value(a);
+        else if (a == "--compare") o.compare = value(a);
         else if (a == "--probe-timeout") o.probeTimeout = static_cast<int>(positive(a, value(a), 3600));
         else if (a == "--lang") o.lang = value(a);
         else if (a == "--bench") {

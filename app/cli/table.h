@@ -1,11 +1,15 @@
 #pragma once
 #include "headroom/report.h"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace headroom::cli {
 
 // The torchinfo-style human report: layer tree to `depth`, then the memory breakdown and the verdict.
 std::string humanReport(const Model& model, const Report& report, int depth);
+// --compare: theory beside the measurement, from the JSON `compare` block.
+std::string compareTable(const nlohmann::json& compare);
 
 } // namespace headroom::cli

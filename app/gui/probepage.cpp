@@ -5,10 +5,14 @@
 
 #include "headroom/allocator.h"
 #include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/measurement.h"
 
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -61,6 +65,34 @@ QTableWidgetItem* item(const QString& text, const QString& tip = {})
     if (!tip.isEmpty())
         it->setToolTip(tip);
     return it;
+}
+
+// --compare's figures (headroom::compareJson) in a table: theory, measurement, error.
+void fillMeasurement(QTableWidget* table, const nlohmann::json& compare, headroom::Units units)
+{
+    const std::pair<const char*, QString> rows[] = {
+        {"allocated_peak", ProbePage::tr("Allocated peak")},
+        {"reserved_peak", ProbePage::tr("Reserved peak")},
+        {"weights", ProbePage::tr("Weights")},
+        {"steady_state", ProbePage::tr("Between steps")},
+        {"outside_allocator", ProbePage::tr("Outside the allocator")},
+    };
+    table->setRowCount(0);
+    for (const auto& [key, title] : rows) {
+        if (!compare.contains(key))
+            continue;
+        const nlohmann::json& r = compare[key];
+        const int row = table->rowCount();
+        table->insertRow(row);
+        table->setItem(row, 0, item(title));
+        table->setItem(row, 1, item(qs(headroom::formatBytes(r["theory"].get<int64_t>(), units))));
+        table->setItem(row, 2, item(r["measured"].is_number()
+                                        ? qs(headroom::formatBytes(r["measured"].get<int64_t>(), units))
+                                        : QStringLiteral("–")));
+        table->setItem(row, 3, item(r["error_pct"].is_number()
+                                        ? QStringLiteral("%1 %").arg(r["error_pct"].get<double>(), 0, 'f', 1)
+                                        : QStringLiteral("–")));
+    }
 }
 
 } // namespace
@@ -131,6 +163,47 @@ ProbePage::ProbePage(QWidget* parent)
     layout->addWidget(m_message);
     layout->addWidget(m_maxBatch);
     layout->addWidget(split, 1);
+
+    // A real run's figures (gpu_truth.py JSON lines, or torch.cuda.memory._snapshot() saved as JSON) beside
+    // the theory: what headroom-cli --compare prints.
+    auto* loadMeasurement = new QPushButton(tr("Load measurement…"), this);
+    loadMeasurement->setObjectName(QStringLiteral("probeLoadMeasurement"));
+    loadMeasurement->setToolTip(tr("Set a real run's figures beside the theory: gpu_truth.py JSON lines or a "
+                                   "PyTorch memory snapshot saved as JSON"));
+    controls->addWidget(loadMeasurement);
+    auto* measured = new QTableWidget(0, 4, this);
+    measured->setObjectName(QStringLiteral("probeMeasurementTable"));
+    measured->setHorizontalHeaderLabels({tr("Quantity"), tr("Theory"), tr("Measured"), tr("Error")});
+    measured->verticalHeader()->hide();
+    measured->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    measured->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    measured->hide();
+    split->insertWidget(1, measured);
+    connect(loadMeasurement, &QPushButton::clicked, this, [this, measured] {
+        if (!m_model) {
+            m_message->setText(tr("Open a model first."));
+            return;
+        }
+        const QString path = QFileDialog::getOpenFileName(this, tr("Load measurement"), QString(),
+                                                          tr("Measurements (*.jsonl *.json);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        headroom::MeasurementKey key;
+        key.model = QFileInfo(qs(m_model->info.file)).completeBaseName().toStdString();
+        key.batch = m_model->batchSymbol >= 0 && static_cast<size_t>(m_model->batchSymbol) < m_config.symbols.size()
+            ? m_config.symbols[static_cast<size_t>(m_model->batchSymbol)] : 1;
+        if (const int s = m_model->symbolIndex("seq"); s >= 0 && static_cast<size_t>(s) < m_config.symbols.size())
+            key.seq = m_config.symbols[static_cast<size_t>(s)];
+        key.config = m_config;
+        try {
+            const headroom::Measurement m = headroom::loadMeasurement(path.toStdString(), key);
+            fillMeasurement(measured, headroom::compareJson(m, headroom::evaluate(*m_model, m_config).memory), m_units);
+            measured->show();
+            m_message->setText(tr("Measured (%1): %2").arg(qs(m.source), QFileInfo(path).fileName()));
+        } catch (const headroom::Error& e) {
+            m_message->setText(tr("Could not use the measurement: %1").arg(qs(e.what())));
+        }
+    });
 
     connect(m_run, &QPushButton::clicked, this, &ProbePage::run);
     connect(m_cancelButton, &QPushButton::clicked, this, &ProbePage::cancel);

@@ -523,6 +523,8 @@ AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode,
     stats.reservedAfter.reserve(events.size());
     stats.allocatedAfter.reserve(events.size());
     int64_t allocatedAtReservedPeak = 0;
+    if (options.preallocated > 0)
+        model.allocate(options.preallocated);
     for (size_t i = 0; i < events.size(); ++i) {
         const AllocEvent& e = events[i];
         if (e.kind == AllocEvent::Kind::Alloc) {

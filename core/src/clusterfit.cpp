@@ -74,18 +74,18 @@ Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evalua
                       const ClusterEvaluation& cluster, std::optional<int64_t> knownMaxBatch)
 {
     Fit f;
-    f.gpu = config.gpu.name;
-    f.capacity = config.gpu.capacity;
     if (isCluster(config) && !cluster.gpus.empty()) {
+        f.gpu = config.gpu.name;
+        f.capacity = config.gpu.capacity;
         // Not the single-GPU evaluation: that one holds the whole global batch on one device.
         f.needed = 0;
         for (const GpuShare& g : cluster.gpus)
             f.needed = std::max(f.needed, g.needed);
+        f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
+        f.headroom = f.capacity - f.needed;
     } else {
-        f.needed = neededBytes(config, evaluation);
+        f = computeFitOnly(plan, config, evaluation);
     }
-    f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
-    f.headroom = f.capacity - f.needed;
     f.maxBatch = knownMaxBatch ? *knownMaxBatch : maxGlobalBatch(plan, config);
     return f;
 }

@@ -188,10 +188,13 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     if (!opt.events) {
         b.reservedPeak = b.peak;
     } else {
-        // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments.
+        // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent
+        // library workspaces (gpus.cpp) among them: they are blocks of the same allocator.
+        AllocatorOptions options;
+        options.preallocated = config.gpu.workspace;
         b.reservedPeak = config.allocator == AllocatorMode::Exact
             ? b.peak
-            : std::max(b.peak, replay(sim.events, config.allocator).reservedPeak);
+            : std::max(b.peak, replay(sim.events, config.allocator, options).reservedPeak);
     }
     if (light) {
         e.peakStep = sim.peakStep;
@@ -264,6 +267,22 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
     for (const TimelinePoint& pt : sim.timeline)
         highs.push_back(std::max(pt.high, pt.allocated));
     return highs;
+}
+
+std::vector<AllocEvent> stepEvents(const PlanData& p, const Config& config)
+{
+    const Model& m = *p.model;
+    const bool train = !policyIsInference(config);
+    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const Sizes sizes = computeSizes(p, config, shapes, train);
+    SimOptions opt;
+    opt.events = true;
+    opt.inplace = config.inplace;
+    if (train && config.checkpointSegments > 1) {
+        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    }
+    return simulate(p, config, shapes, sizes, opt).events;
 }
 
 Evaluation evaluate(const EnginePlan& plan, const Config& config)

@@ -141,6 +141,8 @@ int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTa
 // Highest allocated bytes of every timeline step (exact allocator, no events): what maxBatch fits
 // per step (engine.cpp).
 std::vector<int64_t> stepHighs(const PlanData& plan, const Config& config);
+// The step's allocation events (what the allocator model replays), without the rest of an evaluation.
+std::vector<AllocEvent> stepEvents(const PlanData& plan, const Config& config);
 
 // Checkpoint segments (checkpoint.cpp): segment index per unit for k segments.
 std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,

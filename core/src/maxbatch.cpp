@@ -1,17 +1,64 @@
 // Fit on a GPU and the largest batch that fits: a search over evaluations, which are cheap (the shape
 // functions are fitted, so no inference runs).
 #include "engine_internal.h"
+#include "headroom/allocator.h"
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 namespace headroom {
 
 int64_t neededBytes(const Config& config, const Evaluation& evaluation)
 {
-    const int64_t mem = config.allocator == AllocatorMode::Exact ? evaluation.memory.peak
-                                                                  : evaluation.memory.reservedPeak;
-    return mem + config.gpu.context + config.gpu.workspace;
+    // Under an allocator model the reserved peak already holds the library workspaces (engine.cpp).
+    if (config.allocator != AllocatorMode::Exact)
+        return evaluation.memory.reservedPeak + config.gpu.context;
+    return evaluation.memory.peak + config.gpu.context + config.gpu.workspace;
+}
+
+int64_t allocatorBudget(const Config& config)
+{
+    return config.gpu.capacity - config.gpu.context - config.marginBytes;
+}
+
+// PyTorch raises OutOfMemoryError only when an allocation fails after the caching allocator has freed
+// every cached unused segment and retried (CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc:
+// get_free_block -> trigger_free_memory_callbacks -> alloc_block -> release_available_cached_blocks ->
+// release_cached_blocks -> alloc_block). So a step fits when its replay through the allocator model,
+// with cudaMalloc failing beyond the bytes the allocator can have, never fails: the unconstrained
+// reserved peak (cached segments never given back) is not the criterion.
+CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config)
+{
+    CapacityReplay r;
+    AllocatorOptions options;
+    options.capacity = allocatorBudget(config);
+    if (options.capacity <= 0)
+        return r;
+    CachingAllocatorModel model(config.allocator, options);
+    // The cuBLAS / cuBLASLt workspaces are made by the first matmul through this same allocator and kept
+    // for the life of the handle (aten/src/ATen/cuda/CublasHandlePool.cpp, getNewWorkspace), so by the
+    // steady-state step they are the oldest live blocks.
+    if (config.gpu.workspace > 0)
+        model.allocate(config.gpu.workspace);
+    if (model.outOfMemory())
+        return r;
+    std::unordered_map<int64_t, int64_t> handleOf;
+    handleOf.reserve(events.size());
+    for (const AllocEvent& e : events) {
+        if (e.kind == AllocEvent::Kind::Alloc) {
+            handleOf[e.id] = model.allocate(e.bytes);
+            if (model.outOfMemory())
+                return r;
+        } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
+            model.free(it->second);
+            handleOf.erase(it);
+        }
+    }
+    r.fits = true;
+    r.reservedPeak = model.maxReserved();
+    r.retries = model.retries();
+    return r;
 }
 
 namespace {
@@ -27,17 +74,14 @@ Config atBatch(const Model& m, Config c, int64_t batch)
 
 } // namespace
 
-// The largest batch B <= limit whose need (allocated peak, or reserved under a caching allocator model)
-// + context + workspace fits capacity - margin.
+// The largest batch B <= limit that fits (fitsOnGpu: the step's replay under capacity never fails).
 //
 // The allocated peak is monotone in the batch (every activation grows with it), so it is searched alone
 // first, with evaluations that record no events and replay nothing: an affine fit from batches 1 and 8,
 // a jump to the predicted boundary, then a bracket and bisection. That gives B_a, the largest batch whose
-// allocated need fits. The allocator model's reserved need is >= the allocated need but not monotone
-// (segment rounding and best-fit placement make it wobble, by up to ~1 GB on resnet50), so no batch above B_a can
-// fit, and the answer is the first batch that fits scanning down from B_a: the same "largest batch that
-// fits" definition the exact mode has, found with a handful of replays right at the boundary instead of
-// a bisection over a function that is not monotone (which could stop at any local step).
+// allocated need fits. A replay under capacity holds at least the allocated bytes, so no batch above B_a
+// can fit, and the answer is the first batch that fits scanning down from B_a (refine below): a handful
+// of replays right at the boundary.
 int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
 {
     const Model& m = *plan.model;
@@ -59,17 +103,38 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
             *keep = std::move(h);
         return peak + fixedNeed;
     };
-    const auto fitsReserved = [&](int64_t b) {
-        const Config c = atBatch(m, config, b);
-        return neededBytes(c, evaluateLight(plan, c)) <= budget;
-    };
+    const auto fitsReplayed = [&](int64_t b) { return fitsOnGpu(plan, atBatch(m, config, b)); };
+    // No batch above boundA fits (its allocated bytes alone exceed the budget). Whether a batch fits under
+    // the allocator model is not monotone in the batch (segment rounding and best-fit placement make the
+    // cache's leftovers wobble), so the batches right below the bound are tried one by one; past a few,
+    // the fitting batch is bracketed by halving steps and the last gap bisected.
     const auto refine = [&](int64_t boundA) -> int64_t {
         if (config.allocator == AllocatorMode::Exact)
             return boundA;
-        for (int64_t b = boundA; b >= 1; --b)
-            if (fitsReserved(b))
+        constexpr int64_t kLinear = 8;
+        int64_t b = boundA;
+        for (; b >= 1 && b > boundA - kLinear; --b)
+            if (fitsReplayed(b))
                 return b;
-        return 0;
+        if (b < 1)
+            return 0;
+        int64_t fail = b + 1, step = 1;
+        while (b >= 1 && !fitsReplayed(b)) {
+            fail = b;
+            step *= 2;
+            b = fail - step;
+        }
+        if (b < 1) {
+            b = 1;
+            if (!fitsReplayed(1))
+                return 0;
+        }
+        int64_t lo = b, hi = fail;
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            (fitsReplayed(mid) ? lo : hi) = mid;
+        }
+        return lo;
     };
     if (m.batchSymbol < 0)
         return needExact(1) <= budget ? refine(1) : 0;
@@ -140,14 +205,42 @@ int64_t maxBatch(const Model& model, const Config& config, int64_t limit)
     return maxBatch(makePlan(model, config), config, limit);
 }
 
-Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
+bool fitsOnGpu(const EnginePlan& plan, const Config& config)
+{
+    if (config.gpu.capacity <= 0)
+        return false;
+    if (config.allocator == AllocatorMode::Exact)
+        return neededBytes(config, evaluateLight(plan, config)) + config.marginBytes <= config.gpu.capacity;
+    if (plan.data && plan.data->freeze == config.freeze)
+        return replayUnderCapacity(stepEvents(*plan.data, config), config).fits;
+    return replayUnderCapacity(evaluate(plan, config).events, config).fits;
+}
+
+Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
 {
     Fit f;
     f.gpu = config.gpu.name;
     f.capacity = config.gpu.capacity;
     f.needed = neededBytes(config, evaluation);
-    f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
+    if (config.allocator == AllocatorMode::Exact || f.capacity <= 0) {
+        f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
+    } else {
+        const bool samePlan = plan.data && plan.data->freeze == config.freeze;
+        const CapacityReplay r = replayUnderCapacity(
+            samePlan ? stepEvents(*plan.data, config) : evaluate(plan, config).events, config);
+        f.fits = r.fits;
+        // At capacity the allocator gives cached segments back instead of failing, so what the step then
+        // holds (plus what lives outside the allocator) can be less than the unconstrained need.
+        if (r.fits)
+            f.needed = std::min(f.needed, r.reservedPeak + config.gpu.context);
+    }
     f.headroom = f.capacity - f.needed;
+    return f;
+}
+
+Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
+{
+    Fit f = computeFitOnly(plan, config, evaluation);
     f.maxBatch = maxBatch(plan, config);
     return f;
 }

@@ -25,13 +25,13 @@ enum class Device : uint8_t { CUDA, CPU };
 // mean.dim backward still kept its input and result).
 enum class TorchVersion : uint8_t { V2, V1_13 };
 
-// A target GPU: usable bytes as nvidia-smi reports them, plus the defaults the engine assumes until the
+// A target GPU: usable bytes as PyTorch reports them, plus the defaults the engine assumes until the
 // probe measures them.
 struct GpuSpec {
     std::string name = "custom";
-    int64_t capacity = 0;       // total memory as nvidia-smi shows it
-    int64_t context = 0;        // CUDA context + kernels, default per GPU
-    int64_t workspace = 0;      // cuBLAS/cuDNN scratch default
+    int64_t capacity = 0;       // device total as PyTorch sees it (cudaMemGetInfo), less than nvidia-smi shows
+    int64_t context = 0;        // outside the caching allocator: CUDA context, kernels, handles
+    int64_t workspace = 0;      // persistent cuBLAS/cuBLASLt workspaces (inside the caching allocator)
 };
 
 // Everything that determines one memory figure. Explicit values only: no globals, no settings lookups.

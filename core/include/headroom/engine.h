@@ -131,8 +131,25 @@ Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& e
 // Largest batch (global) whose need <= capacity - margin; 0 if none; searches the fitted functions.
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit = 1 << 20);
 int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);
-// Bytes the GPU needs (peak or reserved per config.allocator, + context + workspace).
+// Bytes the GPU needs: reserved peak (library workspaces inside) + context under an allocator model;
+// exact: allocated peak + context + workspace.
 int64_t neededBytes(const Config& config, const Evaluation& evaluation);
+
+// The fit as PyTorch decides it: the step replayed through the allocator model with cudaMalloc failing
+// beyond capacity - context (memory outside the allocator) - margin; at that limit the model frees its
+// cached segments and retries, as PyTorch does, before an allocation counts as failed. The persistent
+// library workspace (config.gpu.workspace) is the replay's first block. Exact mode: allocated peak +
+// context + workspace <= capacity - margin.
+struct CapacityReplay {
+    bool fits = false;
+    int64_t reservedPeak = 0;  // most bytes the allocator held (workspace included)
+    int64_t retries = 0;       // allocations answered by releasing cached segments
+};
+int64_t allocatorBudget(const Config& config);
+CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config);
+bool fitsOnGpu(const EnginePlan& plan, const Config& config);
+// computeFit without the max-batch search (a caller that already knows it).
+Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation);
 
 // Optimizer state bytes for one trainable tensor of `dims` (fp32 states; Adafactor factors matrices
 // into rows + columns), and the per-parameter figure of DESIGN.md's table for elementwise optimizers.
