@@ -21,6 +21,7 @@ struct Options {
     bool json = false, csv = false, timeline = false, maxBatch = false, probe = false, help = false,
          version = false;
     std::optional<std::string> pdf, netron, lang, probePath, probePlan;
+    std::optional<std::string> maxSymbol; // --max SYMBOL: the largest value of that symbol that fits
     int probeTimeout = 120;
     bool bench = false;
     int benchIterations = 1000;

@@ -86,6 +86,8 @@ Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evalua
     }
     f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     f.headroom = f.capacity - f.needed;
+    if (markUnknownFit(*plan.model, evaluation, f))
+        return f;
     f.maxBatch = knownMaxBatch ? *knownMaxBatch : maxGlobalBatch(plan, config);
     return f;
 }
