@@ -1055,6 +1055,20 @@ bool Evaluator::rule(const Node& n)
         out(n, 0, std::move(o));
         return true;
     }
+    if (OP("Col2Im")) {
+        const Dims& x = in(n, 0);
+        const auto& image = needVal(n, 1, "image_shape");
+        const auto& block = needVal(n, 2, "block_shape");
+        int64_t per = 1;
+        for (int64_t b : block)
+            per = mul(per, b);
+        if (x.size() != 3 || per <= 0 || x[1] % per != 0)
+            throw Fail{"Col2Im input does not match its block shape"};
+        Dims o{x[0], x[1] / per};
+        o.insert(o.end(), image.begin(), image.end());
+        out(n, 0, std::move(o));
+        return true;
+    }
     if (OP("HannWindow") || OP("HammingWindow") || OP("BlackmanWindow")) {
         out(n, 0, {needVal(n, 0, "size").at(0)});
         return true;
@@ -1163,7 +1177,7 @@ bool Evaluator::rule(const Node& n)
         out(n, 0, {M, N});
         return true;
     }
-    if (OP("Conv") || OP("ConvTranspose") || OP("ConvInteger"))
+    if (OP("Conv") || OP("ConvTranspose") || OP("ConvInteger") || OP("DeformConv"))
         return convLike(n, false);
     if (OP("MaxPool") || OP("AveragePool") || OP("LpPool"))
         return convLike(n, true);
@@ -1407,7 +1421,7 @@ bool hasShapeRule(std::string_view op, std::string_view domain)
         "NonZero", "NonMaxSuppression", "Compress", "Unique", "Constant", "SequenceEmpty", "SequenceConstruct",
         "SplitToSequence", "SequenceAt", "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
         "Optional", "OptionalGetElement", "OptionalHasElement", "RMSNormalization", "RotaryEmbedding", "GridSample",
-        "AffineGrid", "CenterCropPad", "HannWindow", "HammingWindow", "BlackmanWindow"};
+        "AffineGrid", "CenterCropPad", "Col2Im", "DeformConv", "HannWindow", "HammingWindow", "BlackmanWindow"};
     return ops.count(op) > 0;
 }
 

@@ -303,6 +303,57 @@ private slots:
         QCOMPARE(evaluateShapes(m, {5, 7}).unknown, int64_t(0));
     }
 
+    // Opset 18-23 ops that ONNX 1.12's own inference does not know at the file's opset: the evaluator's rules.
+    void newerOps_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<QList<qlonglong>>("expected"); // output dims at batch 3, seq 10
+        QTest::newRow("GridSample") << "GridSample" << QList<qlonglong>{3, 4, 5, 6};
+        QTest::newRow("AffineGrid") << "AffineGrid" << QList<qlonglong>{3, 7, 9, 2};
+        QTest::newRow("CenterCropPad") << "CenterCropPad" << QList<qlonglong>{3, 4, 5, 5};
+        QTest::newRow("Col2Im") << "Col2Im" << QList<qlonglong>{3, 1, 5, 5};
+        QTest::newRow("HannWindow") << "HannWindow" << QList<qlonglong>{16};
+        QTest::newRow("RMSNormalization") << "RMSNormalization" << QList<qlonglong>{3, 4, 10, 10};
+        QTest::newRow("RotaryEmbedding") << "RotaryEmbedding" << QList<qlonglong>{3, 4, 10, 10};
+    }
+    void newerOps()
+    {
+        QFETCH(QString, op);
+        QFETCH(QList<qlonglong>, expected);
+        fixture::Graph g(op == "RMSNormalization" || op == "RotaryEmbedding" ? 23 : 20, 10);
+        g.input("x", {std::string("batch"), int64_t(4), std::string("seq"), int64_t(10)});
+        const std::string o = op.toStdString();
+        if (op == "GridSample") {
+            g.input("grid", {std::string("batch"), int64_t(5), int64_t(6), int64_t(2)});
+            g.node(o, "n", {"x", "grid"}, {"y"});
+        } else if (op == "AffineGrid") {
+            g.input("theta", {std::string("batch"), int64_t(2), int64_t(3)});
+            auto* sh = g.node("Shape", "shape", {"x"}, {"n"});
+            fixture::Graph::intAttr(sh, "end", 2);
+            constInts(g, "hw", {7, 9});
+            fixture::Graph::intAttr(g.node("Concat", "size", {"n", "hw"}, {"size"}), "axis", 0);
+            g.node(o, "n", {"theta", "size"}, {"y"});
+        } else if (op == "CenterCropPad") {
+            constInts(g, "crop", {5, 5});
+            auto* n = g.node(o, "n", {"x", "crop"}, {"y"});
+            fixture::Graph::intsAttr(n, "axes", {2, 3});
+        } else if (op == "Col2Im") {
+            g.input("cols", {std::string("batch"), int64_t(4), int64_t(16)}); // C * 2 * 2 = 4 -> C = 1; 4x4 blocks
+            constInts(g, "image", {5, 5});
+            constInts(g, "block", {2, 2});
+            g.node(o, "n", {"cols", "image", "block"}, {"y"});
+        } else if (op == "HannWindow") {
+            constInts(g, "size", {16}, true);
+            g.node(o, "n", {"size"}, {"y"});
+        } else {
+            g.weight("scale", {10});
+            g.node(o, "n", {"x", "scale"}, {"y"});
+        }
+        g.output("y");
+        const Model m = loadModelFromBytes(g.bytes(), "newer.onnx");
+        QCOMPARE(dimsAt(m, "y", {3, 10}), expected);
+    }
+
     // The exporter's value_info fills what inference cannot (a custom op here) and is checked against it.
     void valueInfo_data()
     {
