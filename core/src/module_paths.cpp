@@ -94,9 +94,15 @@ void assignModules(Model& m)
             if (in < 0)
                 continue;
             const Tensor* t = &m.tensors[size_t(in)];
+            const size_t users = t->consumers.size();
             if (t->aliasOf >= 0)
                 t = &m.tensors[size_t(t->aliasOf)];
             if (t->role != TensorRole::Parameter && !(t->role == TensorRole::Buffer && isFloating(t->dtype)))
+                continue;
+            // A tensor several nodes read says nothing about which module each belongs to: tied weights, and
+            // the exporter's optimizer merging equal initializers (every all-ones norm weight of a
+            // random-init export becomes "model.layers.0.input_layernorm.weight").
+            if (users > 1 || t->consumers.size() > 1)
                 continue;
             const std::string mod = moduleOfParameter(t->name);
             if (!mod.empty()) {

@@ -7,6 +7,7 @@
 #include "headroom/shapes.h"
 #include "onnx_fixture.h"
 
+#include <QFile>
 #include <QtTest>
 
 using namespace headroom;
@@ -213,6 +214,29 @@ private slots:
         QCOMPARE(attn->params, int64_t(8 * 8 + 8 + 8 * 8));
         QCOMPARE(m.nodePath(2), std::string("transformer/h.0/attn/Relu"));
         QVERIFY(!m.nodes[0].moduleFromMetadata);
+    }
+
+    // The same Hugging Face export with its metadata stripped (what another tool's pass leaves). Its optimizer
+    // folded each Linear weight's transpose into an unnamed initializer ("val_146") and merged the equal
+    // all-ones norm weights into one tensor that every norm reads: names that would mislead. What stays
+    // honest: the embedding (one reader, its own name), and no node put in a module by a shared tensor.
+    void parameterNamesOnLlama()
+    {
+        QFile f(QStringLiteral(HEADROOM_TEST_DATA "/hf/llama_small.onnx"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        onnx::ModelProto mp;
+        QVERIFY(mp.ParseFromArray(bytes.constData(), int(bytes.size())));
+        for (onnx::NodeProto& n : *mp.mutable_graph()->mutable_node())
+            n.mutable_unknown_fields()->Clear();
+        const Model m = loadModelFromBytes(mp.SerializeAsString(), "llama_no_metadata.onnx");
+        bool embedding = false;
+        for (size_t k = 0; k < m.nodes.size(); ++k) {
+            QVERIFY(!m.nodes[k].moduleFromMetadata);
+            QVERIFY2(layerPath(m, k).find("input_layernorm") == std::string::npos, m.nodePath(int(k)).c_str());
+            embedding = embedding || (m.nodes[k].op == "Gather" && layerPath(m, k) == "m/model/embed_tokens");
+        }
+        QVERIFY(embedding);
     }
 
     // Sequence ops (optimize=False exports) and Shape start/end, at two bindings.
