@@ -3,6 +3,7 @@
 #include "headroom/engine.h"
 #include "headroom/kvcache.h"
 #include "headroom/loader.h"
+#include "headroom/multigpu.h"
 #include "headroom/report.h"
 #include "headroom/shapes.h"
 #include "onnx_fixture.h"
@@ -458,6 +459,13 @@ private slots:
         QCOMPARE(j["fit"]["unknown"]["tensors"].get<int64_t>(), int64_t(2));
         QVERIFY(r.advice.empty());
         QVERIFY(r.batchSweep.empty());
+        Config ddp = c;
+        ddp.gpus = 2;
+        ddp.strategy = Strategy::DDP;
+        const Report rd = buildReport(m, ddp);
+        QVERIFY(rd.fit.sizesUnknown);
+        QCOMPARE(rd.fit.maxBatch, kUnknownMax);
+        QCOMPARE(maxGlobalBatch(makePlan(m), ddp), kUnknownMax);
     }
 
     // A need that stays under capacity up to the search limit gives no number (never the limit itself).
@@ -470,6 +478,11 @@ private slots:
         const Model m = loadModelFromBytes(g.bytes(), "tiny.onnx");
         Config c = onGpu(m, int64_t(1) << 40, Mode::Infer);
         QCOMPARE(maxBatch(m, c), kUnknownMax);
+        Config ddp = c; // the global-batch search of several GPUs alike
+        ddp.gpus = 2;
+        ddp.strategy = Strategy::DDP;
+        ddp.allocator = AllocatorMode::Caching;
+        QCOMPARE(maxGlobalBatch(makePlan(m), ddp), kUnknownMax);
         c.gpu.capacity = int64_t(4) << 20; // 4 MiB: now a real boundary exists (input + output at ~512k)
         const int64_t mb = maxBatch(m, c);
         QVERIFY2(mb > 0, qPrintable(QString::number(mb)));
