@@ -1154,6 +1154,18 @@
     </message>
 </context>
 <context>
+    <name>gui::LogSlider</name>
+    <message>
+        <source>max %1</source>
+        <extracomment>beside a batch / sequence-length slider: the largest value that fits on the GPU</extracomment>
+        <translation>最大 %1</translation>
+    </message>
+    <message>
+        <source>Largest value that fits on the selected GPU: %1</source>
+        <translation>所选 GPU 上能放下的最大值：%1</translation>
+    </message>
+</context>
+<context>
     <name>gui::ControlsPanel</name>
     <message>
         <source>Use best</source>
@@ -2046,6 +2058,29 @@
         <source>%1 (%2)</source>
         <extracomment>%1 is a change such as &quot;bf16&quot;, %2 the memory it saves</extracomment>
         <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Fits on %1 — %2 headroom</source>
+        <extracomment>%1 GPU, %2 free bytes left; no largest batch: the need stays under capacity up to the search limit</extracomment>
+        <translation>可以放进 %1 — 剩余 %2</translation>
+    </message>
+    <message>
+        <source>Cannot tell: 1 tensor of unknown size</source>
+        <translation>无法判断：1 个张量大小未知</translation>
+    </message>
+    <message>
+        <source>Cannot tell: %1 tensors of unknown size</source>
+        <translation>无法判断：%1 个张量大小未知</translation>
+    </message>
+    <message>
+        <source>Cannot tell: 1 tensor of unknown size, first at node %1</source>
+        <extracomment>%1 is the layer path of the node that makes the first size unknown</extracomment>
+        <translation>无法判断：1 个张量大小未知，位于节点 %1</translation>
+    </message>
+    <message>
+        <source>Cannot tell: %1 tensors of unknown size, first at node %2</source>
+        <extracomment>%1 number of tensors, %2 the layer path of the node that makes the first size unknown</extracomment>
+        <translation>无法判断：%1 个张量大小未知，第一个位于节点 %2</translation>
     </message>
     <message>
         <source>Fits on %1 — %2 headroom, max batch %3</source>

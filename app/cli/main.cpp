@@ -142,6 +142,16 @@ int run(int argc, char** argv)
 
     ReportOptions ro;
     ro.timeline = o.timeline;
+    if (o.maxSymbol) {
+        ro.maxSymbol = model.symbolIndex(*o.maxSymbol);
+        if (ro.maxSymbol < 0) {
+            std::string names;
+            for (const Symbol& s : model.symbols)
+                names += (names.empty() ? "" : ", ") + s.name;
+            throw cli::UsageError{model.info.file + ": --max: no symbol named '" + *o.maxSymbol + "' (symbols: "
+                                  + (names.empty() ? "none" : names) + ")"};
+        }
+    }
     Report report = buildReport(model, config, ro);
 
     if (o.probe || o.probePlan) {
@@ -194,7 +204,9 @@ int run(int argc, char** argv)
     } else {
         std::cout << cli::humanReport(model, report, o.depth);
         if (o.maxBatch)
-            std::cout << "Max batch on " << report.fit.gpu << ": " << report.fit.maxBatch << "\n";
+            std::cout << "Max batch on " << report.fit.gpu << ": "
+                      << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell") : std::to_string(report.fit.maxBatch))
+                      << "\n";
         if (report.probe)
             std::cout << "Probe: " << report.probe->dump() << "\n";
         if (compare)

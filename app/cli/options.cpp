@@ -99,6 +99,7 @@ Hardware
 Output
   --depth D              layer-tree depth of the table (default 3)
   --max-batch            search the largest batch that fits
+  --max SYMBOL           search the largest value of SYMBOL that fits (e.g. --max seq: longest context)
   --timeline             include the forward/backward timeline (JSON)
   --json                 one JSON object (schema headroom.report/1)
   --csv                  the layer table as CSV
@@ -195,6 +196,7 @@ Options parseOptions(int argc, char** argv)
         }
         else if (a == "--depth") o.depth = static_cast<int>(positive(a, value(a), 64));
         else if (a == "--max-batch") o.maxBatch = true;
+        else if (a == "--max") o.maxSymbol = value(a);
         else if (a == "--timeline") o.timeline = true;
         else if (a == "--json") o.json = true;
         else if (a == "--csv") o.csv = true;

@@ -22,6 +22,7 @@ struct Options {
          version = false;
     std::optional<std::string> pdf, netron, lang, probePath, probePlan;
     std::optional<std::string> compare;  // --compare FILE: a measurement to set beside the theory
+    std::optional<std::string> maxSymbol; // --max SYMBOL: the largest value of that symbol that fits
     int probeTimeout = 120;
     bool bench = false;
     int benchIterations = 1000;

@@ -1,5 +1,7 @@
 #include "table.h"
 
+#include "headroom/kvcache.h"
+
 #include "headroom/format.h"
 #include "headroom/layercost.h"
 #include "headroom/shapes.h"
@@ -175,20 +177,36 @@ std::string humanReport(const Model& model, const Report& report, int depth)
 
     const Fit& f = report.fit;
     out << "\n";
-    if (f.capacity > 0) {
+    if (f.capacity > 0 && f.sizesUnknown) {
+        out << "Fit on " << f.gpu << " (" << formatBytes(f.capacity) << "): " << unknownFitText(model, f) << "\n";
+    } else if (f.capacity > 0) {
         if (f.fits)
             out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
                 << " headroom";
         else
             out << "Does not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - needs " << formatBytes(f.needed);
-        out << ", max batch " << f.maxBatch << "\n";
+        if (f.maxBatch == kUnknownMax)
+            out << ", max batch: cannot tell (the need stays under capacity up to batch " << (int64_t{1} << 20) << ")\n";
+        else
+            out << ", max batch " << f.maxBatch << "\n";
     }
-    if (!report.advice.empty() && (!f.fits || f.capacity == 0)) {
+    if (f.maxSymbol >= 0 && f.capacity > 0) {
+        const std::string& name = model.symbols[size_t(f.maxSymbol)].name;
+        if (f.maxSymbolValue == kUnknownMax)
+            out << "Max " << name << ": cannot tell" << (f.sizesUnknown ? "" : " (the need does not grow with it)") << "\n";
+        else
+            out << "Max " << name << " that fits: " << f.maxSymbolValue << "\n";
+    }
+    if (!report.advice.empty() && !f.sizesUnknown && (!f.fits || f.capacity == 0)) {
         out << "Try:";
         for (size_t i = 0; i < report.advice.size() && i < 4; ++i)
             out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving()) << ")";
         out << "\n";
     }
+    if (const auto kv = kvCache(model))
+        out << "KV cache (" << model.symbols[size_t(kv->pastSymbol)].name << "): " << formatBytes(kv->bytesPerTokenPerLayer)
+            << " per token per layer x " << kv->layers << " layers = " << formatBytes(kv->bytesPerToken)
+            << " per token per sequence\n";
     if (report.bestCheckpoint > 1)
         out << "Best checkpoint segments: " << report.bestCheckpoint << "\n";
     std::vector<std::string> warnings = model.warnings;

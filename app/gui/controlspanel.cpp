@@ -260,6 +260,12 @@ void ControlsPanel::setModel(const headroom::Model& model)
         m_symbolsForm->addRow(new QLabel(tr("This model has fixed input sizes."), this));
 }
 
+void ControlsPanel::setSymbolMaxima(const std::vector<int64_t>& maxima)
+{
+    for (size_t i = 0; i < m_symbolSliders.size(); ++i)
+        m_symbolSliders[i]->setMaxMark(i < maxima.size() ? maxima[i] : 0);
+}
+
 LogSlider* ControlsPanel::symbolSlider(int symbol) const
 {
     return symbol >= 0 && static_cast<size_t>(symbol) < m_symbolSliders.size() ? m_symbolSliders[static_cast<size_t>(symbol)]

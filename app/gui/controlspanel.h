@@ -32,6 +32,8 @@ public:
     headroom::Units units() const;
     // Marks the best number of checkpoint segments (from the engine's curve; 0: unknown).
     void setBestCheckpoint(int k);
+    // Marks each symbol slider's largest fitting value (Report::symbolMax; empty: no marks).
+    void setSymbolMaxima(const std::vector<int64_t>& maxima);
 
     LogSlider* batchSlider() const { return m_batch; }
     QSpinBox* gpusBox() const { return m_gpus; }

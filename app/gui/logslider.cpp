@@ -1,6 +1,7 @@
 #include "logslider.h"
 
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
@@ -32,11 +33,15 @@ LogSlider::LogSlider(QWidget* parent)
     : QWidget(parent)
     , m_slider(new QSlider(Qt::Horizontal, this))
     , m_spin(new QSpinBox(this))
+    , m_mark(new QLabel(this))
 {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_slider, 1);
     layout->addWidget(m_spin);
+    layout->addWidget(m_mark);
+    m_mark->setObjectName(QStringLiteral("maxMark"));
+    m_mark->hide();
     m_spin->setKeyboardTracking(false);
     m_spin->setAccelerated(true);
     setRange(1, 65536);
@@ -91,6 +96,16 @@ int LogSlider::value() const
 void LogSlider::setValue(int value)
 {
     m_spin->setValue(value);
+}
+
+void LogSlider::setMaxMark(qint64 value)
+{
+    m_mark->setVisible(value > 0);
+    if (value <= 0)
+        return;
+    //: beside a batch / sequence-length slider: the largest value that fits on the GPU
+    m_mark->setText(tr("max %1").arg(value));
+    m_mark->setToolTip(tr("Largest value that fits on the selected GPU: %1").arg(value));
 }
 
 } // namespace gui

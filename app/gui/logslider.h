@@ -1,6 +1,7 @@
 #pragma once
 #include <QWidget>
 
+class QLabel;
 class QSlider;
 class QSpinBox;
 
@@ -19,6 +20,10 @@ public:
     QSlider* slider() const { return m_slider; }
     QSpinBox* spinBox() const { return m_spin; }
 
+    // Marks the largest value that fits ("max 4096" beside the spin box); <= 0 hides the mark.
+    void setMaxMark(qint64 value);
+    QLabel* maxMark() const { return m_mark; }
+
     static int positionFor(int value);
     static int valueAt(int position);
 
@@ -28,6 +33,7 @@ signals:
 private:
     QSlider* m_slider;
     QSpinBox* m_spin;
+    QLabel* m_mark;
 };
 
 } // namespace gui

@@ -292,6 +292,7 @@ void MainWindow::onDetailsChanged()
     m_scaling->checkpoints()->setReport(*model, report);
     m_verdict->setReport(*model, report, m_controls->units());
     m_controls->setBestCheckpoint(report.checkpointCurve.empty() ? 0 : report.bestCheckpoint);
+    m_controls->setSymbolMaxima(report.symbolMax);
     m_layers->proxy()->resortIfSorted();
     m_info->setModel(*model, report.evaluation.warnings);
     emit reportComplete();

@@ -3,6 +3,7 @@
 #include "guiutil.h"
 #include "reportcharts.h"
 #include "reportdocument.h"
+#include "verdict.h"
 
 #include "headroom/gpus.h"
 #include "headroom/headroom_config.h"
@@ -32,6 +33,7 @@ constexpr int kDpi = 96; // device pixels = screen pixels, so the GUI's charts r
 
 const QColor kGood(0x1b, 0x7f, 0x3b);
 const QColor kBad(0xb3, 0x26, 0x1e);
+const QColor kUnknown(0xb0, 0x6d, 0x00); // amber: sizes unknown, no verdict
 const QColor kMuted(0x5a, 0x62, 0x70);
 
 class PdfReport
@@ -210,6 +212,12 @@ void PdfReport::verdict(ReportDocument& doc)
     const QString gpu = gui::gpuDisplayName(fit.gpu);
     QString line;
     QColor color = fit.fits ? kGood : kBad;
+    if (fit.sizesUnknown) {
+        // Unknown sizes are not zero bytes: no verdict, no figures built on them.
+        doc.paragraph(gui::unknownFitSentence(m_model, fit), 15, kUnknown, true);
+        doc.space(doc.pt(4));
+        return;
+    }
     if (fit.capacity <= 0) {
         line = tr("Needs %1 on the GPU (no GPU selected)").arg(bytes(fit.needed));
         color = Qt::black;
@@ -225,8 +233,9 @@ void PdfReport::verdict(ReportDocument& doc)
     details << tr("Peak allocated: %1").arg(bytesWithExact(m_report.evaluation.memory.peak));
     details << tr("Needed on the GPU: %1").arg(bytesWithExact(fit.needed));
     if (m_model.batchSymbol >= 0 && fit.capacity > 0) {
-        details << (fit.maxBatch > 0 ? tr("Largest batch that fits: %1").arg(fit.maxBatch)
-                                     : tr("Not even batch 1 fits"));
+        if (fit.maxBatch != headroom::kUnknownMax)
+            details << (fit.maxBatch > 0 ? tr("Largest batch that fits: %1").arg(fit.maxBatch)
+                                         : tr("Not even batch 1 fits"));
     }
     for (const QString& d : details)
         doc.paragraph(d, 10);
@@ -407,7 +416,7 @@ void PdfReport::gpuVerdicts(ReportDocument& doc)
             doc.bullet(qs(n));
     }
 
-    if (!m_options.gpuTable)
+    if (!m_options.gpuTable || m_report.fit.sizesUnknown)
         return;
     doc.heading(tr("Would it fit on other GPUs?"));
     doc.paragraph(tr("The same configuration on each preset, with that GPU's own context and workspace defaults."),
@@ -425,7 +434,10 @@ void PdfReport::gpuVerdicts(ReportDocument& doc)
         fits.push_back(ok);
         rows.append({qs(spec.name), bytes(spec.capacity), bytes(needed),
                      ok ? tr("fits, %1 free").arg(bytes(free)) : tr("short by %1").arg(bytes(-free)),
-                     m_model.batchSymbol >= 0 ? QString::number(headroom::maxBatch(plan, cc)) : QStringLiteral("–")});
+                     [&] {
+                         const int64_t mb = m_model.batchSymbol >= 0 ? headroom::maxBatch(plan, cc) : headroom::kUnknownMax;
+                         return mb == headroom::kUnknownMax ? QStringLiteral("–") : QString::number(mb);
+                     }()});
     }
     ReportDocument::TableStyle style;
     style.rowColor = [fits](int r) { return fits[static_cast<size_t>(r)] ? kGood : kBad; };
@@ -732,7 +744,7 @@ void PdfReport::assumptions(ReportDocument& doc)
                  .arg(c.allocator == headroom::AllocatorMode::Exact ? tr("peak allocated") : tr("reserved peak"),
                       bytes(m_report.fit.needed), bytes(c.marginBytes), bytes(m_report.fit.capacity),
                       bytes(m_report.fit.headroom));
-    if (m_model.batchSymbol >= 0)
+    if (m_model.batchSymbol >= 0 && m_report.fit.maxBatch != headroom::kUnknownMax)
         items << tr("Largest batch = the largest batch whose need fits, found by searching the fitted shape functions "
                     "(every tensor's size as a function of the symbols) = %1.")
                      .arg(m_report.fit.maxBatch);

@@ -7,6 +7,16 @@
 namespace gui {
 
 namespace {
+// The full report also searches each symbol's largest fitting value, for the sliders' marks.
+headroom::ReportOptions detailsOptions()
+{
+    headroom::ReportOptions o;
+    o.symbolMaxima = true;
+    return o;
+}
+} // namespace
+
+namespace {
 // Every field of Config but the batch (config.h lists them); what the max batch depends on.
 bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batchSymbol)
 {
@@ -82,7 +92,7 @@ void AnalysisSession::recompute()
     if (m_synchronous) {
         m_detailsTimer->stop();
         applyFast(computeFast(m_plan, m_config, std::nullopt));
-        m_report = headroom::buildReport(*m_model, m_config);
+        m_report = headroom::buildReport(*m_model, m_config, detailsOptions());
         m_complete = true;
         emit detailsChanged();
         return;
@@ -175,7 +185,7 @@ void AnalysisSession::startDetails()
     m_pending = false;
     const int job = m_job;
     m_pool.start([this, job, model = m_model, config = m_config] {
-        auto report = std::make_shared<headroom::Report>(headroom::buildReport(*model, config));
+        auto report = std::make_shared<headroom::Report>(headroom::buildReport(*model, config, detailsOptions()));
         QMetaObject::invokeMethod(this, [this, job, report] {
             m_running = false;
             if (job == m_job) {

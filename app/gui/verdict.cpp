@@ -44,9 +44,26 @@ headroom::Fit shownFit(const headroom::Report& report)
     return report.fit;
 }
 
+QString unknownFitSentence(const headroom::Model& model, const headroom::Fit& fit)
+{
+    // Two sentences rather than %n: the English text needs no catalogue to read right.
+    const qlonglong n = fit.unknownTensors;
+    if (fit.unknownNode < 0 || static_cast<size_t>(fit.unknownNode) >= model.nodes.size())
+        return n == 1 ? VerdictBanner::tr("Cannot tell: 1 tensor of unknown size")
+                      : VerdictBanner::tr("Cannot tell: %1 tensors of unknown size").arg(n);
+    const QString node = qs(model.nodePath(fit.unknownNode));
+    //: %1 is the layer path of the node that makes the first size unknown
+    return n == 1 ? VerdictBanner::tr("Cannot tell: 1 tensor of unknown size, first at node %1").arg(node)
+                  //: %1 number of tensors, %2 the layer path of the node that makes the first size unknown
+                  : VerdictBanner::tr("Cannot tell: %1 tensors of unknown size, first at node %2").arg(n).arg(node);
+}
+
 QString verdictText(const headroom::Report& report, headroom::Units units)
 {
     const headroom::Fit fit = shownFit(report);
+    if (fit.sizesUnknown)
+        return fit.unknownTensors == 1 ? VerdictBanner::tr("Cannot tell: 1 tensor of unknown size")
+                                       : VerdictBanner::tr("Cannot tell: %1 tensors of unknown size").arg(fit.unknownTensors);
     const QString gpu = VerdictBanner::tr("%1 (%2)").arg(gpuDisplayName(fit.gpu), bytesText(fit.capacity, units));
     const size_t gpus = report.cluster.gpus.size();
     if (gpus > 1) {
@@ -59,6 +76,9 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
         return VerdictBanner::tr("Does not fit on %1 \u00d7 %2 \u2014 GPU %3 needs %4")
             .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.needed, units));
     }
+    if (fit.fits && fit.maxBatch == headroom::kUnknownMax)
+        //: %1 GPU, %2 free bytes left; no largest batch: the need stays under capacity up to the search limit
+        return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom").arg(gpu, bytesText(fit.headroom, units));
     if (fit.fits)
         //: %1 GPU, %2 free bytes left, %3 largest batch that fits
         return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom, max batch %3")
@@ -86,6 +106,7 @@ void VerdictBanner::clear()
 {
     m_empty = true;
     m_fits = false;
+    m_unknown = false;
     setText(tr("Open an ONNX model to see whether it fits."));
     applyColours();
 }
@@ -95,6 +116,12 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
     m_empty = false;
     const headroom::Fit fit = shownFit(report);
     m_fits = fit.fits;
+    m_unknown = fit.sizesUnknown;
+    if (m_unknown) {
+        setText(unknownFitSentence(model, fit));
+        applyColours();
+        return;
+    }
     QString text = verdictText(report, units);
     if (!m_fits) {
         QStringList tips;
@@ -128,7 +155,7 @@ void VerdictBanner::applyColours()
     QColor tint = window;
     if (!m_empty) {
         // A quarter of the signal colour over the window colour: readable text in light and dark themes.
-        const QColor signal = m_fits ? QColor(46, 160, 67) : QColor(218, 54, 51);
+        const QColor signal = m_unknown ? QColor(230, 160, 0) : m_fits ? QColor(46, 160, 67) : QColor(218, 54, 51);
         const double a = dark ? 0.35 : 0.25;
         tint = QColor::fromRgbF(static_cast<float>(window.redF() * (1 - a) + signal.redF() * a),
                                 static_cast<float>(window.greenF() * (1 - a) + signal.greenF() * a),

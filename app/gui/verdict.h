@@ -13,6 +13,9 @@ namespace gui {
 // report.cluster (its need against the capacity minus the margin; maxBatch is then 0: not searched).
 headroom::Fit shownFit(const headroom::Report& report);
 QString verdictText(const headroom::Report& report, headroom::Units units);
+// "Cannot tell: 721 tensors of unknown size, first at node m/model/layers.0/SplitToSequence": what the banner
+// and the PDF say instead of a verdict while sizes are unknown (core's unknownFitText, translated).
+QString unknownFitSentence(const headroom::Model& model, const headroom::Fit& fit);
 // One piece of advice, translated by kind: "bf16 (−9.80 GiB)".
 QString adviceText(const headroom::Advice& advice, const headroom::Model& model, headroom::Units units);
 
@@ -24,6 +27,7 @@ public:
     void setReport(const headroom::Model& model, const headroom::Report& report, headroom::Units units);
     void clear();
     bool fits() const { return m_fits; }
+    bool unknown() const { return m_unknown; } // sizes unknown: amber, "cannot tell"
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -31,6 +35,7 @@ protected:
 private:
     void applyColours();
     bool m_fits = false;
+    bool m_unknown = false;
     bool m_empty = true;
 };
 

@@ -1,6 +1,7 @@
 // Fit and max batch for several GPUs: what must fit is the heaviest GPU (DataParallel's GPU 0, a ZeRO-3
 // gather), and the batch the user moves is the global one.
 #include "headroom/multigpu.h"
+#include "headroom/shapes.h"
 
 #include <algorithm>
 
@@ -48,6 +49,9 @@ int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t lim
     // scanning down from that bound, as in the single-GPU search.
     Config exact = config;
     exact.allocator = AllocatorMode::Exact;
+    // Unknown sizes are not 0 bytes (DESIGN.md "Fit and max batch").
+    if (evaluateShapes(m, atGlobalBatch(m, exact, first).symbols).unknown > 0)
+        return kUnknownMax;
     if (!fits(exact, first))
         return 0;
     int64_t lo = first, hi = first;
@@ -56,12 +60,11 @@ int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t lim
         hi = std::min(limit, hi * 2);
     }
     if (hi == limit && fits(exact, hi))
-        lo = hi;
-    else
-        while (hi - lo > 1) {
-            const int64_t mid = lo + (hi - lo) / 2;
-            (fits(exact, mid) ? lo : hi) = mid;
-        }
+        return kUnknownMax; // nothing (measurable) grows with the batch up to the limit: no number
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (fits(exact, mid) ? lo : hi) = mid;
+    }
     if (config.allocator == AllocatorMode::Exact)
         return lo;
     for (int64_t b = lo; b >= first; --b)
@@ -86,6 +89,8 @@ Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evalua
     } else {
         f = computeFitOnly(plan, config, evaluation);
     }
+    if (markUnknownFit(*plan.model, evaluation, f))
+        return f;
     f.maxBatch = knownMaxBatch ? *knownMaxBatch : maxGlobalBatch(plan, config);
     return f;
 }

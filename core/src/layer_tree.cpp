@@ -86,12 +86,22 @@ void buildLayerTree(Model& m)
         paddle += !paddleLayer(out).empty() || !paddleLayer(n.name).empty();
     }
     const size_t half = (m.nodes.size() + 1) / 2;
+    // Module paths (Node::module): the dynamo exporter's metadata wins; guessed from parameter names only
+    // where the names themselves carry no scope.
+    bool metadata = false, anyModule = false;
+    for (const Node& n : m.nodes) {
+        metadata = metadata || n.moduleFromMetadata;
+        anyModule = anyModule || !n.module.empty();
+    }
+    const bool byModule = metadata || (anyModule && scoped < half && paddle < half);
     std::unordered_map<std::string, int> groupCount;
     std::vector<std::string> group;
     for (size_t k = 0; k < m.nodes.size(); ++k) {
         Node& n = m.nodes[k];
         std::vector<std::string> parts;
-        if (scoped >= half && scoped > 0) {
+        if (byModule) {
+            parts = splitPath(n.module);
+        } else if (scoped >= half && scoped > 0) {
             parts = splitPath(n.name);
             if (!parts.empty())
                 parts.pop_back(); // the op instance ("Conv", "Add_1")

@@ -211,6 +211,7 @@ Model load(std::string_view bytes, const std::string& file, const std::string& f
     }
     assignSymbols(m, ctx, mp, options, file);
     classifyTensors(m);
+    assignModules(m);
     totals(m);
     if (options.cancel && options.cancel->load())
         throw Error(file + ": loading cancelled");

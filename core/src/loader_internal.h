@@ -31,6 +31,9 @@ struct ShapeGraph {
     std::vector<std::vector<int64_t>> storedDims;     // stored tensors (initializers, Constant outputs)
     std::vector<std::optional<std::vector<int64_t>>> storedValue; // small integer stored tensors
     std::vector<std::optional<std::vector<int64_t>>> declaredDims; // fully static value_info, a last resort
+    // value_info whose dims are expressions of the symbols ("batch*seq", "seq + 1"): fills what inference
+    // cannot, and is checked against it (a disagreement is a warning; inference wins).
+    std::vector<std::optional<std::vector<DimFormula>>> declaredFormula;
     std::vector<std::shared_ptr<const onnx::NodeProto>> fallback; // per node: proto for ONNX's inference
     std::vector<std::pair<std::string, int64_t>> opsets;
 };
@@ -42,6 +45,8 @@ struct EvalResult {
     std::vector<int> cause;                 // node that made the tensor unknown
     std::vector<std::string> reason;        // per node: why its outputs are unknown ("" if fine)
     std::vector<DType> dtype;
+    std::vector<int> disagree;              // tensors whose inferred dims differ from the file's value_info
+    std::vector<int> declaredUsed;          // tensors sized from the file's value_info alone
 };
 
 EvalResult evaluateGraph(const ShapeGraph& g, const Bindings& values);
@@ -51,6 +56,10 @@ bool hasShapeRule(std::string_view op, std::string_view domain);
 void fitShapes(Model& model, std::shared_ptr<ShapeGraph> graph);
 
 void classifyTensors(Model& model);
+// Node::module for nodes the metadata did not name, from the parameters they consume (after classify).
+void assignModules(Model& model);
+// "model.layers.3.self_attn" -> {"model", "layers.3", "self_attn"}: the layer tree's levels.
+std::vector<std::string> modulePathParts(const std::string& dotted);
 void buildLayerTree(Model& model);
 
 } // namespace headroom::detail

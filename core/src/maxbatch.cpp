@@ -138,6 +138,9 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
     };
     if (m.batchSymbol < 0)
         return needExact(1) <= budget ? refine(1) : 0;
+    // Unknown sizes are not 0 bytes: no number at all rather than a limit-sized one.
+    if (evaluateShapes(m, atBatch(m, exact, 1).symbols).unknown > 0)
+        return kUnknownMax;
 
     const int64_t n1 = needExact(1, &h1);
     if (n1 > budget)
@@ -178,7 +181,7 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
                 }
             }
             if (lo == limit)
-                return refine(limit);
+                return kUnknownMax; // nothing (measurable) grows with the batch up to the limit
         } else {
             hi = guess;
             for (int64_t step = 1;; step *= 2) {
@@ -241,6 +244,8 @@ Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluatio
 Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
 {
     Fit f = computeFitOnly(plan, config, evaluation);
+    if (markUnknownFit(*plan.model, evaluation, f))
+        return f;
     f.maxBatch = maxBatch(plan, config);
     return f;
 }

@@ -165,6 +165,93 @@ bool tensorHasData(const onnx::TensorProto& t)
            || t.double_data_size() > 0 || t.uint64_data_size() > 0 || t.string_data_size() > 0;
 }
 
+// PyTorch's dynamo exporter records each node's module stack in NodeProto.metadata_props (field 9, ONNX
+// 1.16). ONNX 1.12's classes do not know the field, so it arrives among the unknown fields as repeated
+// length-delimited StringStringEntryProto messages (key = 1, value = 2).
+std::vector<std::pair<std::string, std::string>> nodeMetadata(const onnx::NodeProto& np)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    const google::protobuf::UnknownFieldSet& u = np.unknown_fields();
+    for (int i = 0; i < u.field_count(); ++i) {
+        const google::protobuf::UnknownField& f = u.field(i);
+        if (f.number() != 9 || f.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+            continue;
+        onnx::StringStringEntryProto e;
+        if (e.ParseFromString(f.length_delimited()) && !e.key().empty())
+            out.emplace_back(e.key(), e.value());
+    }
+    return out;
+}
+
+// The hook name torch.export gives nodes that belong to no module (shape arithmetic at the top level).
+bool isNoModule(std::string_view s)
+{
+    return s.empty() || s.rfind("_empty_nn_module_stack", 0) == 0;
+}
+
+// Module stack entries -> tree levels, the way TorchScript scopes nodes ("/layer1/layer1.0/conv1/Conv",
+// "/model/layers.3/self_attn/q_proj/MatMul"): each entry is one level named by what it adds to the one
+// before ("m.model.layers.3" after "m.model" -> "layers.3"); a bare index after a called container
+// ("layer1.0" after "layer1") keeps the container's name ("layer1.0"), as TorchScript does.
+std::string levelsPath(const std::vector<std::string>& stack)
+{
+    std::string path, prev;
+    for (const std::string& e : stack) {
+        if (isNoModule(e))
+            continue;
+        std::string level = e;
+        if (!prev.empty() && e.size() > prev.size() + 1 && e.rfind(prev + ".", 0) == 0) {
+            level = e.substr(prev.size() + 1);
+            if (std::all_of(level.begin(), level.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+                const size_t dot = prev.rfind('.');
+                level = prev.substr(dot == std::string::npos ? 0 : dot + 1) + "." + level;
+            }
+        }
+        path += (path.empty() ? "" : "/") + level;
+        prev = e;
+    }
+    return path;
+}
+
+// "['', 'm', 'm.model', 'm.model.layers.0', 'linear']": the module stack, then the FX node itself.
+std::string moduleFromNameScopes(const std::string& v)
+{
+    std::vector<std::string> items;
+    for (size_t p = 0; p < v.size();) {
+        const char q = v[p];
+        if (q != '\'' && q != '"') {
+            ++p;
+            continue;
+        }
+        const size_t e = v.find(q, p + 1);
+        if (e == std::string::npos)
+            break;
+        items.push_back(v.substr(p + 1, e - p - 1));
+        p = e + 1;
+    }
+    if (!items.empty())
+        items.pop_back();
+    return levelsPath(items);
+}
+
+// "namespace": ": Wrapper/m: LlamaForCausalLM/m.model: LlamaModel/.../linear: aten.linear.default".
+std::string moduleFromNamespace(const std::string& v)
+{
+    std::vector<std::string> names;
+    for (size_t p = 0; p <= v.size();) {
+        size_t e = v.find('/', p);
+        if (e == std::string::npos)
+            e = v.size();
+        const std::string seg = v.substr(p, e - p);
+        const size_t colon = seg.find(':');
+        names.push_back(colon == std::string::npos ? seg : seg.substr(0, colon));
+        p = e + 1;
+    }
+    if (!names.empty())
+        names.pop_back();
+    return levelsPath(names);
+}
+
 std::string lower(std::string s)
 {
     for (char& c : s)
@@ -380,6 +467,16 @@ struct GraphBuilder {
             n.name = np.name();
             n.op = np.op_type();
             n.domain = normDomain(np.domain());
+            if (np.unknown_fields().field_count() > 0) {
+                std::string scopes, ns;
+                bool any = false;
+                for (const auto& [k, v] : nodeMetadata(np)) {
+                    if (k == "pkg.torch.onnx.name_scopes") { scopes = v; any = true; }
+                    else if (k == "namespace") { ns = v; any = true; }
+                }
+                n.module = !scopes.empty() ? moduleFromNameScopes(scopes) : moduleFromNamespace(ns);
+                n.moduleFromMetadata = any;
+            }
             for (const auto& a : np.attribute()) {
                 if (isSubgraphAttr(a))
                     n.hasSubgraphs = true;
@@ -677,19 +774,37 @@ struct GraphBuilder {
                 g->inputDims[size_t(idx)].push_back(id);
             }
         }
+        g->declaredFormula.resize(nt);
+        std::vector<std::string> symNames;
+        for (const Symbol& s : m.symbols)
+            symNames.push_back(s.name);
         auto declare = [&](const onnx::ValueInfoProto& vi) {
             auto it = byName.find(vi.name());
             if (it == byName.end() || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
                 return;
-            std::vector<int64_t> dims;
-            for (const auto& d : vi.type().tensor_type().shape().dim()) {
-                if (!d.has_dim_value() || d.dim_value() < 0)
-                    return;
-                dims.push_back(d.dim_value());
-            }
-            g->declaredDims[size_t(it->second)] = std::move(dims);
             if (g->dtype[size_t(it->second)] == DType::Undefined)
                 g->dtype[size_t(it->second)] = dtypeFromOnnx(vi.type().tensor_type().elem_type());
+            std::vector<int64_t> dims;
+            std::vector<DimFormula> formula;
+            bool isStatic = true;
+            for (const auto& d : vi.type().tensor_type().shape().dim()) {
+                std::optional<DimFormula> f;
+                if (d.has_dim_value() && d.dim_value() >= 0) {
+                    dims.push_back(d.dim_value());
+                    f = DimFormula::parse(std::to_string(d.dim_value()), symNames);
+                } else {
+                    isStatic = false;
+                    if (d.has_dim_param())
+                        f = DimFormula::parse(d.dim_param(), symNames);
+                }
+                if (!f)
+                    return; // a dim the file leaves open or names with a symbol no input has
+                formula.push_back(std::move(*f));
+            }
+            if (isStatic)
+                g->declaredDims[size_t(it->second)] = std::move(dims);
+            else
+                g->declaredFormula[size_t(it->second)] = std::move(formula);
         };
         for (const auto& vi : gp.value_info())
             declare(vi);

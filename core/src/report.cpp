@@ -1,5 +1,6 @@
 #include "headroom/report.h"
 
+#include "headroom/kvcache.h"
 #include "headroom/shapes.h"
 
 #include <algorithm>
@@ -63,7 +64,22 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     } else {
         r.fit = computeFit(plan, config, r.evaluation);
     }
-    if (!options.sweep)
+    if (options.maxSymbol >= 0 && size_t(options.maxSymbol) < model.symbols.size()) {
+        r.fit.maxSymbol = options.maxSymbol;
+        // The search evaluates one GPU; a sharded or replicated configuration gets no number rather than
+        // a single-GPU one.
+        const bool cluster = config.gpus > 1 || config.strategy != Strategy::Single;
+        r.fit.maxSymbolValue = r.fit.sizesUnknown || cluster ? kUnknownMax : maxSymbolValue(plan, config, options.maxSymbol);
+    }
+    const bool oneGpu = config.gpus <= 1 && config.strategy == Strategy::Single;
+    if (options.symbolMaxima && !r.fit.sizesUnknown && oneGpu && config.gpu.capacity > 0) {
+        for (size_t i = 0; i < model.symbols.size(); ++i)
+            r.symbolMax.push_back(static_cast<int>(i) == model.batchSymbol
+                                      ? r.fit.maxBatch
+                                      : maxSymbolValue(plan, config, static_cast<int>(i)));
+    }
+    // No curves or advice built on sizes that are not known.
+    if (!options.sweep || r.fit.sizesUnknown)
         return r;
     if (config.mode == Mode::Train) {
         r.checkpointCurve = checkpointCurve(model, config, 16);
@@ -183,6 +199,32 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"headroom", report.fit.headroom},
         {"max_batch", report.fit.maxBatch},
     };
+    if (report.fit.maxBatch == kUnknownMax)
+        j["fit"]["max_batch"] = nullptr;
+    if (report.fit.sizesUnknown) {
+        j["fit"]["fits"] = nullptr;
+        j["fit"]["headroom"] = nullptr;
+        j["fit"]["unknown"] = {
+            {"tensors", report.fit.unknownTensors},
+            {"first_node", report.fit.unknownNode >= 0 ? json(model.nodePath(report.fit.unknownNode)) : json(nullptr)},
+            {"text", unknownFitText(model, report.fit)},
+        };
+    }
+    if (report.fit.maxSymbol >= 0) {
+        j["fit"]["max"] = {
+            {"symbol", model.symbols[size_t(report.fit.maxSymbol)].name},
+            {"value", report.fit.maxSymbolValue == kUnknownMax ? json(nullptr) : json(report.fit.maxSymbolValue)},
+        };
+    }
+
+    if (const auto kv = kvCache(model)) {
+        j["kv_cache"] = {
+            {"layers", kv->layers},
+            {"symbol", model.symbols[size_t(kv->pastSymbol)].name},
+            {"bytes_per_token_per_layer", kv->bytesPerTokenPerLayer},
+            {"bytes_per_token", kv->bytesPerToken},
+        };
+    }
 
     json layers = json::array();
     for (size_t n = 0; n < model.nodes.size(); ++n) {

@@ -129,6 +129,7 @@ public:
         m_r.dtype = m_g.dtype;
         m_has.assign(nt, 0);
         m_val.assign(nt, std::nullopt);
+        m_seq.assign(nt, std::nullopt);
         for (size_t t = 0; t < nt; ++t) {
             if (m_g.isStored[t]) {
                 set(static_cast<int>(t), m_g.storedDims[t], m_g.storedValue[t]);
@@ -159,10 +160,16 @@ public:
                     done = onnxInfer(n, *m_g.fallback[k], why);
             }
             for (int out : n.outputs) {
-                if (out < 0 || m_r.known[size_t(out)])
+                if (out < 0)
                     continue;
-                if (m_g.declaredDims[size_t(out)] && (blocked >= 0 || !done)) {
-                    set(out, *m_g.declaredDims[size_t(out)], std::nullopt);
+                const std::optional<Dims> decl = declared(out);
+                if (decl && done && m_has[size_t(out)] && !m_seq[size_t(out)])
+                    checkDeclared(out, *decl);
+                if (m_r.known[size_t(out)])
+                    continue;
+                if (decl) {
+                    set(out, *decl, std::nullopt);
+                    m_r.declaredUsed.push_back(out);
                     continue;
                 }
                 if (blocked >= 0) {
@@ -190,7 +197,57 @@ private:
     EvalResult m_r;
     std::vector<char> m_has; // rank known (dims may hold -1)
     std::vector<Values> m_val;
+    // Sequence-typed tensors (SplitToSequence, SequenceConstruct, ...): their elements. The tensor itself is
+    // sized as the sum of its elements (1-D), which is what the sequence holds in memory.
+    using Seq = std::vector<std::pair<Dims, Values>>;
+    std::vector<std::optional<Seq>> m_seq;
     size_t m_k = 0;
+
+    // The file's value_info dims at these bindings (static, or expressions of the symbols).
+    std::optional<Dims> declared(int t) const
+    {
+        if (m_g.declaredDims[size_t(t)])
+            return *m_g.declaredDims[size_t(t)];
+        if (size_t(t) >= m_g.declaredFormula.size() || !m_g.declaredFormula[size_t(t)])
+            return std::nullopt;
+        Dims d;
+        for (const DimFormula& f : *m_g.declaredFormula[size_t(t)]) {
+            const auto v = f.eval(m_b);
+            if (!v || *v < 0)
+                return std::nullopt;
+            d.push_back(*v);
+        }
+        return d;
+    }
+
+    // Inference wins where both know a dim; the declaration fills the dims inference left open.
+    void checkDeclared(int t, const Dims& decl)
+    {
+        Dims& d = m_r.dims[size_t(t)];
+        if (d.size() != decl.size()) {
+            m_r.disagree.push_back(t);
+            return;
+        }
+        bool filled = false, differs = false;
+        for (size_t i = 0; i < d.size(); ++i) {
+            if (d[i] < 0) {
+                d[i] = decl[i];
+                filled = true;
+            } else if (d[i] != decl[i]) {
+                differs = true;
+            }
+        }
+        if (differs)
+            m_r.disagree.push_back(t);
+        if (filled && !differs) {
+            bool full = true;
+            for (int64_t x : d)
+                full = full && x >= 0;
+            m_r.known[size_t(t)] = full;
+            if (full)
+                m_r.declaredUsed.push_back(t);
+        }
+    }
 
     void set(int t, Dims d, Values v)
     {
@@ -203,7 +260,43 @@ private:
         m_r.known[size_t(t)] = full;
         m_has[size_t(t)] = 1;
         m_val[size_t(t)] = std::move(v);
+        m_seq[size_t(t)].reset();
         m_r.cause[size_t(t)] = -1;
+    }
+
+    void setSeq(const Node& n, size_t o, Seq elems)
+    {
+        if (o >= n.outputs.size() || n.outputs[o] < 0)
+            return;
+        int64_t total = 0;
+        for (const auto& [d, v] : elems) {
+            const auto ne = numelOf(d);
+            if (!ne)
+                throw Fail{"an element of the sequence has an unknown shape"};
+            total = add(total, *ne);
+        }
+        for (auto& e : elems)
+            if (e.second && e.second->size() > kMaxValues)
+                e.second.reset();
+        set(n.outputs[o], {total}, std::nullopt);
+        m_seq[size_t(n.outputs[o])] = std::move(elems);
+    }
+    const Seq& seqIn(const Node& n, size_t i) const
+    {
+        if (!present(n, i) || !m_seq[size_t(n.inputs[i])])
+            throw Fail{n.op + ": input " + std::to_string(i) + " is not a sequence Headroom could follow"};
+        return *m_seq[size_t(n.inputs[i])];
+    }
+    // Position operand of SequenceAt/Insert/Erase: negative counts from the end.
+    size_t seqPos(const Node& n, size_t i, size_t size, bool insert) const
+    {
+        int64_t p = needVal(n, i, "the position").at(0);
+        const auto sz = static_cast<int64_t>(size);
+        if (p < 0)
+            p += sz;
+        if (p < 0 || p > sz || (!insert && p == sz))
+            throw Fail{n.op + " position " + std::to_string(p) + " out of range for a sequence of " + std::to_string(size)};
+        return static_cast<size_t>(p);
     }
 
     int firstUnknownInput(const Node& n) const
@@ -249,6 +342,14 @@ private:
     DType outType(const Node& n, size_t o) const
     {
         const std::string& op = n.op;
+        if (op == "SequenceLength")
+            return DType::Int64;
+        if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow")
+            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("output_datatype", 1)));
+        if (op == "OptionalHasElement")
+            return DType::Bool;
+        if (op == "SequenceEmpty")
+            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("dtype", 1)));
         if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin"
             || op == "NonMaxSuppression" || op == "Unique")
             return DType::Int64;
@@ -300,6 +401,7 @@ private:
     bool elementwise(const Node& n);
     bool convLike(const Node& n, bool pool);
     bool slice(const Node& n);
+    bool sequence(const Node& n);
     bool einsum(const Node& n);
     bool onnxInfer(const Node& n, const onnx::NodeProto& proto, std::string& why);
 };
@@ -479,6 +581,135 @@ bool Evaluator::slice(const Node& n)
     return true;
 }
 
+// ONNX's sequence ops (opset 11+), which torch.onnx's dynamo exporter emits for torch.split/chunk/unbind
+// when its optimizer does not fold them (optimize=False): onnx/defs/sequence/defs.cc.
+bool Evaluator::sequence(const Node& n)
+{
+    const std::string& op = n.op;
+    if (OP("SequenceEmpty")) {
+        setSeq(n, 0, {});
+        return true;
+    }
+    if (OP("SequenceConstruct")) {
+        Seq s;
+        for (size_t i = 0; i < n.inputs.size() - size_t(std::max(0, n.implicitInputs)); ++i)
+            s.emplace_back(in(n, i), val(n, i));
+        setSeq(n, 0, std::move(s));
+        return true;
+    }
+    if (OP("SplitToSequence")) {
+        const Dims& x = in(n, 0);
+        if (x.empty())
+            throw Fail{"SplitToSequence of a scalar"};
+        const auto axis = static_cast<size_t>(normAxis(n.attrInt("axis", 0), x.size()));
+        const bool keep = n.attrInt("keepdims", 1) != 0;
+        Dims sizes;
+        bool squeeze = false;
+        if (!present(n, 1)) {
+            sizes.assign(size_t(std::max<int64_t>(0, x[axis])), 1);
+            squeeze = !keep;
+        } else {
+            const auto& sp = needVal(n, 1, "split");
+            if (in(n, 1).empty()) { // a scalar: chunks of that size, the last one shorter
+                if (sp.at(0) <= 0)
+                    throw Fail{"SplitToSequence split must be positive"};
+                for (int64_t left = x[axis]; left > 0; left -= sp[0])
+                    sizes.push_back(std::min(left, sp[0]));
+            } else {
+                sizes = sp;
+                int64_t sum = 0;
+                for (int64_t v : sizes)
+                    sum = add(sum, v);
+                if (sum != x[axis])
+                    throw Fail{"SplitToSequence split sums to " + std::to_string(sum) + ", the axis has " + std::to_string(x[axis])};
+            }
+        }
+        Seq s;
+        int64_t off = 0;
+        for (int64_t len : sizes) {
+            Dims d = x;
+            Values v;
+            if (x.size() == 1 && val(n, 0) && off + len <= static_cast<int64_t>(val(n, 0)->size()))
+                v = std::vector<int64_t>(val(n, 0)->begin() + off, val(n, 0)->begin() + off + len);
+            if (squeeze)
+                d.erase(d.begin() + long(axis));
+            else
+                d[axis] = len;
+            s.emplace_back(std::move(d), std::move(v));
+            off += len;
+        }
+        setSeq(n, 0, std::move(s));
+        return true;
+    }
+    if (OP("SequenceAt")) {
+        const Seq& s = seqIn(n, 0);
+        const auto& e = s[seqPos(n, 1, s.size(), false)];
+        out(n, 0, e.first, e.second);
+        return true;
+    }
+    if (OP("SequenceLength")) {
+        out(n, 0, {}, std::vector<int64_t>{static_cast<int64_t>(seqIn(n, 0).size())});
+        return true;
+    }
+    if (OP("SequenceInsert")) {
+        Seq s = seqIn(n, 0);
+        const size_t p = present(n, 2) ? seqPos(n, 2, s.size(), true) : s.size();
+        s.insert(s.begin() + long(p), {in(n, 1), val(n, 1)});
+        setSeq(n, 0, std::move(s));
+        return true;
+    }
+    if (OP("SequenceErase")) {
+        Seq s = seqIn(n, 0);
+        if (s.empty())
+            throw Fail{"SequenceErase on an empty sequence"};
+        const size_t p = present(n, 1) ? seqPos(n, 1, s.size(), false) : s.size() - 1;
+        s.erase(s.begin() + long(p));
+        setSeq(n, 0, std::move(s));
+        return true;
+    }
+    if (OP("ConcatFromSequence")) {
+        const Seq& s = seqIn(n, 0);
+        if (s.empty())
+            throw Fail{"ConcatFromSequence of an empty sequence"};
+        const bool newAxis = n.attrInt("new_axis", 0) != 0;
+        const Dims& first = s[0].first;
+        const size_t rank = first.size() + (newAxis ? 1 : 0);
+        const auto axis = static_cast<size_t>(normAxis(n.attrInt("axis", 0), rank));
+        Dims o = first;
+        if (newAxis)
+            o.insert(o.begin() + long(axis), static_cast<int64_t>(s.size()));
+        bool vals = first.size() <= 1;
+        std::vector<int64_t> v;
+        for (size_t i = 0; i < s.size(); ++i) {
+            if (s[i].first.size() != first.size())
+                throw Fail{"ConcatFromSequence elements have different ranks"};
+            if (!newAxis && i > 0)
+                o[axis] = add(o[axis], s[i].first[axis]);
+            if (s[i].second)
+                v.insert(v.end(), s[i].second->begin(), s[i].second->end());
+            else
+                vals = false;
+        }
+        out(n, 0, std::move(o), vals ? Values(std::move(v)) : std::nullopt);
+        return true;
+    }
+    // Optional (opset 15): an optional tensor is sized as the tensor it holds.
+    if (OP("Optional") || OP("OptionalGetElement")) {
+        if (!present(n, 0))
+            throw Fail{op + " without an element", true};
+        if (m_seq[size_t(n.inputs[0])])
+            setSeq(n, 0, *m_seq[size_t(n.inputs[0])]);
+        else
+            out(n, 0, in(n, 0), val(n, 0));
+        return true;
+    }
+    if (OP("OptionalHasElement")) {
+        out(n, 0, {}, std::vector<int64_t>{present(n, 0) ? 1 : 0});
+        return true;
+    }
+    return false; // SequenceMap has a body: ONNX's inference or the file's declarations
+}
+
 bool Evaluator::einsum(const Node& n)
 {
     std::string eq = n.attrString("equation");
@@ -569,7 +800,8 @@ bool Evaluator::rule(const Node& n)
         "MeanVarianceNormalization", "LpNormalization", "InstanceNormalization", "CumSum", "Shrink", "Trilu",
         "ReverseSequence", "PRelu", "QuantizeLinear", "DequantizeLinear", "Cast", "CastLike", "BitwiseNot",
         "RandomNormalLike", "RandomUniformLike", "EyeLike", "Bernoulli", "Dropout", "GroupNormalization",
-        "BatchNormalization", "LayerNormalization", "Scatter", "ScatterElements", "ScatterND", "Einsum_", "Det_"};
+        "BatchNormalization", "LayerNormalization", "Scatter", "ScatterElements", "ScatterND", "Einsum_", "Det_",
+        "RMSNormalization", "RotaryEmbedding"};
     static const std::unordered_set<std::string> binary = {
         "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Equal", "Greater", "Less",
         "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Where"};
@@ -784,8 +1016,63 @@ bool Evaluator::rule(const Node& n)
         }
         return true;
     }
+    if (op.rfind("Sequence", 0) == 0 || OP("SplitToSequence") || OP("ConcatFromSequence") || op.rfind("Optional", 0) == 0)
+        return sequence(n);
     if (OP("Slice"))
         return slice(n);
+    // Opset 16-20 ops ONNX 1.12's inference may not know at the file's opset (onnx/defs/*/defs.cc).
+    if (OP("GridSample")) {
+        const Dims& x = in(n, 0);
+        const Dims& grid = in(n, 1);
+        if (x.size() < 3 || grid.size() != x.size())
+            throw Fail{"GridSample input and grid ranks differ"};
+        Dims o{x[0], x[1]};
+        o.insert(o.end(), grid.begin() + 1, grid.end() - 1);
+        out(n, 0, std::move(o));
+        return true;
+    }
+    if (OP("AffineGrid")) {
+        const auto& size = needVal(n, 1, "size");
+        if (size.size() < 3)
+            throw Fail{"AffineGrid size needs N, C and spatial dims"};
+        Dims o{size[0]};
+        o.insert(o.end(), size.begin() + 2, size.end());
+        o.push_back(static_cast<int64_t>(size.size() - 2));
+        out(n, 0, std::move(o));
+        return true;
+    }
+    if (OP("CenterCropPad")) {
+        Dims o = in(n, 0);
+        const auto& shape = needVal(n, 1, "shape");
+        Dims axes = n.attrInts("axes");
+        if (axes.empty())
+            for (size_t i = 0; i < o.size(); ++i)
+                axes.push_back(static_cast<int64_t>(i));
+        if (axes.size() != shape.size())
+            throw Fail{"CenterCropPad shape does not match the axes"};
+        for (size_t i = 0; i < axes.size(); ++i)
+            o[size_t(normAxis(axes[i], o.size()))] = shape[i];
+        out(n, 0, std::move(o));
+        return true;
+    }
+    if (OP("Col2Im")) {
+        const Dims& x = in(n, 0);
+        const auto& image = needVal(n, 1, "image_shape");
+        const auto& block = needVal(n, 2, "block_shape");
+        int64_t per = 1;
+        for (int64_t b : block)
+            per = mul(per, b);
+        if (x.size() != 3 || per <= 0 || x[1] % per != 0)
+            throw Fail{"Col2Im input does not match its block shape"};
+        Dims o{x[0], x[1] / per};
+        o.insert(o.end(), image.begin(), image.end());
+        out(n, 0, std::move(o));
+        return true;
+    }
+    if (OP("HannWindow") || OP("HammingWindow") || OP("BlackmanWindow")) {
+        out(n, 0, {needVal(n, 0, "size").at(0)});
+        return true;
+    }
     if (OP("Gather")) {
         const Dims& x = in(n, 0);
         const Dims& idx = in(n, 1);
@@ -890,7 +1177,7 @@ bool Evaluator::rule(const Node& n)
         out(n, 0, {M, N});
         return true;
     }
-    if (OP("Conv") || OP("ConvTranspose") || OP("ConvInteger"))
+    if (OP("Conv") || OP("ConvTranspose") || OP("ConvInteger") || OP("DeformConv"))
         return convLike(n, false);
     if (OP("MaxPool") || OP("AveragePool") || OP("LpPool"))
         return convLike(n, true);
@@ -1131,7 +1418,10 @@ bool hasShapeRule(std::string_view op, std::string_view domain)
         "GlobalLpPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "Pad", "Resize", "Upsample", "LSTM",
         "GRU", "RNN", "TopK", "OneHot", "DepthToSpace", "SpaceToDepth", "Einsum", "RandomNormal", "RandomUniform",
-        "NonZero", "NonMaxSuppression", "Compress", "Unique", "Constant"};
+        "NonZero", "NonMaxSuppression", "Compress", "Unique", "Constant", "SequenceEmpty", "SequenceConstruct",
+        "SplitToSequence", "SequenceAt", "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
+        "Optional", "OptionalGetElement", "OptionalHasElement", "RMSNormalization", "RotaryEmbedding", "GridSample",
+        "AffineGrid", "CenterCropPad", "Col2Im", "DeformConv", "HannWindow", "HammingWindow", "BlackmanWindow"};
     return ops.count(op) > 0;
 }
 

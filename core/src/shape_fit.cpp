@@ -217,6 +217,13 @@ void fitShapes(Model& m, std::shared_ptr<ShapeGraph> graph)
                              + "' (" + n.op + "): " + atUser.reason[size_t(node)] + "; " + std::to_string(count)
                              + (count == 1 ? " tensor has" : " tensors have") + " an unknown shape");
     }
+    if (!atUser.disagree.empty()) {
+        const Tensor& t = m.tensors[size_t(atUser.disagree.front())];
+        m.warnings.push_back(m.info.file + ": " + std::to_string(atUser.disagree.size())
+                             + (atUser.disagree.size() == 1 ? " tensor's" : " tensors'")
+                             + " declared shape (value_info) disagrees with Headroom's inference, first '" + t.name
+                             + "'; the inferred shape is used");
+    }
     // Sizes that overflow 64-bit at the load-time binding are reported, not wrapped.
     for (size_t t = 0; t < nt; ++t) {
         const Tensor& ten = m.tensors[t];

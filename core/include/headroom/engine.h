@@ -123,8 +123,27 @@ struct Fit {
     int64_t needed = 0;
     bool fits = false;
     int64_t headroom = 0;     // capacity - needed (negative when it does not fit)
-    int64_t maxBatch = 0;     // largest batch that fits (0: not even batch 1)
+    int64_t maxBatch = 0;     // largest batch that fits (0: not even batch 1; kUnknownMax: cannot tell)
+    // While any activation's size is unknown the fit is unknown (DESIGN.md "Fit and max batch"): `fits` is
+    // false, `maxBatch` is kUnknownMax and every output says "cannot tell" instead of a verdict.
+    bool sizesUnknown = false;
+    int64_t unknownTensors = 0;  // activations of unknown size at this configuration
+    int unknownNode = -1;        // the node that makes the first of them unknown
+    // --max SYMBOL: the largest value of `maxSymbol` that fits (kUnknownMax: cannot tell); -1: not asked.
+    int maxSymbol = -1;
+    int64_t maxSymbolValue = 0;
 };
+// maxBatch / maxSymbolValue when no number is honest: sizes unknown, or nothing grows with the symbol.
+inline constexpr int64_t kUnknownMax = -1;
+// "cannot tell: 721 tensors of unknown size, first at node m/model/layers.0/SplitToSequence".
+std::string unknownFitText(const Model& model, const Fit& fit);
+// Activations of unknown size in `shapes` and the node behind the first one (-1 if none).
+std::pair<int64_t, int> unknownActivations(const Model& model, const ShapeTable& shapes);
+// Marks `fit` unknown when `evaluation` has activations of unknown size; true if it did.
+bool markUnknownFit(const Model& model, const Evaluation& evaluation, Fit& fit);
+// Largest value of symbol `symbol` (any symbol, not only batch) whose need fits, the others as in config.
+// kUnknownMax when sizes are unknown or the need does not grow with the symbol; 0 when even 1 does not fit.
+int64_t maxSymbolValue(const EnginePlan& plan, const Config& config, int symbol, int64_t limit = 1 << 24);
 Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation);
 // Same with a plan the caller keeps (a report, a slider tick): the plan is not rebuilt.
 Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation);

@@ -70,6 +70,9 @@ struct Node {
     bool hasSubgraphs = false;      // If/Loop/Scan: body activations are attributed to this node
     int implicitInputs = 0;         // the last `implicitInputs` entries of `inputs` are outer-scope tensors
                                     // read by this node's subgraphs (not ONNX inputs of the node)
+    std::string module;             // module path as tree levels ("model/layers.3/self_attn/q_proj") from the
+                                    // exporter's metadata_props, else from the parameters it consumes; "" if neither
+    bool moduleFromMetadata = false; // `module` came from metadata_props (not guessed from parameter names)
 
     const Attr* attr(std::string_view n) const noexcept;
     int64_t attrInt(std::string_view n, int64_t fallback) const noexcept;

@@ -20,11 +20,16 @@ struct Report {
     std::vector<std::pair<int64_t, int64_t>> batchSweep; // (batch, need)
     std::vector<Advice> advice;
     std::optional<nlohmann::json> probe;                 // probe results when run
+    // Per symbol (ReportOptions::symbolMaxima): the largest value that fits with the others as configured;
+    // kUnknownMax where no number is honest. Empty when not asked or when the fit is unknown.
+    std::vector<int64_t> symbolMax;
 };
 
 struct ReportOptions {
     bool timeline = false;  // include the per-step timeline in JSON
     bool sweep = true;      // compute batch sweep / checkpoint curve / advice (costly parts)
+    int maxSymbol = -1;     // --max SYMBOL: symbol index whose largest fitting value goes in fit.max
+    bool symbolMaxima = false; // fill Report::symbolMax (the GUI marks each slider's max)
 };
 
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options = {});

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace headroom {
@@ -40,6 +41,29 @@ public:
 
 private:
     std::vector<DimTerm> m_terms; // sorted by mask
+};
+
+// A dim written as an expression of the symbols, the way exporters write value_info dims (PyTorch's
+// dynamo exporter prints sympy: "batch*seq", "2*seq", "seq + 1", "floor(seq/2)", "(seq//2)", "ceil(seq/4)",
+// "Max(1, seq)"). Evaluated exactly (rationals), so it also covers what DimExpr cannot (divisions).
+class DimFormula
+{
+public:
+    // std::nullopt when the text is not such an expression or names a symbol not in `symbolNames`.
+    static std::optional<DimFormula> parse(std::string_view text, const std::vector<std::string>& symbolNames);
+    // std::nullopt on overflow, division by zero or a non-integral result.
+    std::optional<int64_t> eval(const Bindings& values) const noexcept;
+    // The same function as a DimExpr when it is one (sums and products of distinct symbols).
+    std::optional<DimExpr> polynomial() const;
+
+    struct Op {
+        enum class Kind : uint8_t { Const, Sym, Add, Sub, Mul, Div, FloorDiv, Mod, Neg, Floor, Ceil, Max, Min };
+        Kind kind = Kind::Const;
+        int64_t value = 0; // Const: the number; Sym: the symbol index
+    };
+
+private:
+    std::vector<Op> m_rpn; // postfix
 };
 
 // Checked 64-bit arithmetic used wherever sizes are multiplied (a dim of 2^62 must not wrap).
