@@ -2,6 +2,7 @@
 #include "headroom/loader.h"
 
 #include "headroom/error.h"
+#include "headroom/hfconfig.h"
 #include "onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
@@ -231,6 +232,8 @@ Model loadModel(const std::string& path, const LoadOptions& options)
     const std::filesystem::path p(path);
     if (!std::filesystem::exists(p, ec))
         throw Error(path + ": no such file");
+    if (isHfConfigPath(path)) // a Hugging Face config.json (or its folder): the architecture it describes
+        return detail::load(buildHfModelFromPath(path), path, {}, options);
     if (std::filesystem::is_directory(p, ec))
         throw Error(path + ": is a folder, not an ONNX file");
     const auto size = std::filesystem::file_size(p, ec);
