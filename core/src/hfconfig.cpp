@@ -210,9 +210,10 @@ struct Builder {
         const std::string m = g.node("ReduceMean", s, {p, g.ints({-1})});
         const std::string r = g.node("Reciprocal", s, {g.node("Sqrt", s, {g.node("Add", s, {m, g.scalar(eps)})})});
         const std::string n = g.node("Mul", s, {x, r});
-        std::string w = g.weight(module + ".weight", {dim});
+        const std::string w = g.weight(module + ".weight", {dim});
+        // Gemma: n * (1 + w), written n * w + n so the weight stays a Mul operand (a parameter) for the importer
         if (a.modelType == "gemma" || a.modelType == "gemma2")
-            w = g.node("Add", s, {w, g.scalar(1.0)});
+            return g.node("Add", s, {g.node("Mul", s, {n, w}), n});
         return g.node("Mul", s, {w, n});
     }
 

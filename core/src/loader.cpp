@@ -3,6 +3,7 @@
 
 #include "headroom/error.h"
 #include "headroom/hfconfig.h"
+#include "lora_graph.h"
 #include "onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
@@ -192,6 +193,8 @@ Model load(std::string_view bytes, const std::string& file, const std::string& f
             m.warnings.push_back(file + ": opset " + std::to_string(v)
                                  + " is outside the supported range 7-18; loading anyway");
 
+    if (options.lora.r > 0)
+        applyLora(mp, options.lora, file);
     progress(options, 0.2, "importing graph");
     auto graph = std::make_shared<ShapeGraph>();
     ImportContext ctx;

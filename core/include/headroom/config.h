@@ -1,4 +1,5 @@
 #pragma once
+#include "headroom/finetune.h"
 #include "headroom/symexpr.h"
 
 #include <cstdint>
@@ -45,6 +46,7 @@ struct Config {
     int64_t gpu0Batch = -1;                     // balanced DP: GPU 0's share of the batch (-1: auto)
     bool offload = false;                       // ZeRO/FSDP CPU offload of optimizer (and params for stage 3)
     AllocatorMode allocator = AllocatorMode::Caching;
+    FineTune finetune;                          // LoRA (applied at load: LoadOptions::lora) and QLoRA
 };
 
 // Names used by the CLI, JSON and settings (DESIGN.md spells them): "fp32", "amp-bf16", "adamw", ...
