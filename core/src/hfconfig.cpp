@@ -120,11 +120,19 @@ public:
     }
 
 private:
+    // Shape pieces and scalars as Constant nodes, as torch.onnx writes them: constants, not buffers.
     onnx::TensorProto* constant()
     {
-        onnx::TensorProto* t = m_g->add_initializer();
-        t->set_name("const_" + std::to_string(m_consts++));
-        return t;
+        onnx::NodeProto* n = m_g->add_node();
+        n->set_op_type("Constant");
+        const std::string name = "Constant_" + std::to_string(m_consts++);
+        n->set_name(name);
+        n->add_output(name + "_output_0");
+        onnx::AttributeProto* a = n->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_name(name + "_output_0");
+        return a->mutable_t();
     }
     onnx::GraphProto* m_g;
     onnx::NodeProto* m_last = nullptr;
