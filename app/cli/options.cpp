@@ -95,6 +95,7 @@ Training set-up
   --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
   --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
   --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
+  --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
   --recipe peft-defaults|qlora-paper   LoRA settings in one word
 Hardware
   --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
@@ -186,6 +187,12 @@ Options parseOptions(int argc, char** argv)
             o.config.finetune.computeBytes = v == "fp32" ? 4 : 2;
         }
         else if (a == "--no-kbit-prep") o.config.finetune.kbitPrep = false;
+        else if (a == "--grad-checkpoint") {
+            const std::string v = value(a);
+            if (v != "layers" && v != "off")
+                throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
+            o.config.finetune.layerCheckpoint = v == "layers";
+        }
         else if (a == "--recipe") {
             const std::string v = value(a);
             FineTune& f = o.config.finetune;
@@ -200,6 +207,8 @@ Options parseOptions(int argc, char** argv)
                 f.doubleQuant = true;
                 f.computeDtype = "bf16";
                 f.computeBytes = 2;
+                f.layerCheckpoint = true; // the paper's runs use gradient checkpointing
+                o.config.optimizer = Optimizer::AdamW; // 32-bit (paged) AdamW; paging is not modelled
             } else {
                 throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
             }
@@ -265,6 +274,8 @@ Options parseOptions(int argc, char** argv)
         o.config.strategy = Strategy::DDP;
     if (o.config.gpu0Batch > 0 && o.config.strategy != Strategy::BalancedDP)
         throw UsageError{"--gpu0-batch applies to --strategy balanced-dp"};
+    if (o.config.finetune.layerCheckpoint && o.config.checkpointSegments > 1)
+        throw UsageError{"--grad-checkpoint layers and --checkpoint K cannot be combined"};
     if (o.config.finetune.quant != Quant::None && o.config.finetune.lora.r == 0 && o.config.mode == Mode::Train)
         throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
     if (o.gpuName && o.capacity)

@@ -127,7 +127,10 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     SimOptions opt;
     opt.events = !light || config.allocator != AllocatorMode::Exact;
     opt.inplace = config.inplace;
-    if (train && config.checkpointSegments > 1) {
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
+        opt.segmentOfUnit = layerCheckpointSegments(p);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    } else if (train && config.checkpointSegments > 1) {
         opt.segments = config.checkpointSegments;
         opt.segmentOfUnit = checkpointSegments(p, config, e.shapes, sizes, config.checkpointSegments);
         opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
@@ -198,6 +201,8 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
         e.forwardMacs += unitMacs(p, p.units[u], e.shapes);
     e.recomputeMacs = sim.recomputeMacs;
     e.warnings = p.warnings;
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1 && opt.segments == 0)
+        e.warnings.push_back("--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
     if (config.mode == Mode::Train && policyIsInference(config))
         e.warnings.push_back(std::string("dtype policy ") + std::string(toString(config.dtype)) +
                              " is weight-only inference: evaluated as inference");
@@ -274,7 +279,10 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
     SimOptions opt;
     opt.events = false;
     opt.inplace = config.inplace;
-    if (train && config.checkpointSegments > 1) {
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
+        opt.segmentOfUnit = layerCheckpointSegments(p);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    } else if (train && config.checkpointSegments > 1) {
         opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
         opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
     }

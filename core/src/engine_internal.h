@@ -132,6 +132,8 @@ std::vector<int64_t> stepHighs(const PlanData& plan, const Config& config);
 // Checkpoint segments (checkpoint.cpp): segment index per unit for k segments.
 std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,
                                     const Sizes& sizes, int k);
+// Hugging Face per-decoder-layer checkpointing (layer_checkpoint.cpp); empty when no layer list is found.
+std::vector<int> layerCheckpointSegments(const PlanData& plan);
 int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes);
 
 } // namespace headroom

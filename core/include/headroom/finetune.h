@@ -27,6 +27,7 @@ struct FineTune {
     int computeBytes = 2;               // bnb_4bit_compute_dtype: 2 (bf16/fp16) or 4 (fp32)
     std::string computeDtype = "bf16";
     bool kbitPrep = true;               // prepare_model_for_kbit_training (with --quant)
+    bool layerCheckpoint = false;       // HF gradient_checkpointing_enable(): one checkpoint per decoder layer
     bool operator==(const FineTune&) const = default;
 };
 
