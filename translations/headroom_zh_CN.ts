@@ -1465,8 +1465,8 @@
         <translation>打开 ONNX 模型</translation>
     </message>
     <message>
-        <source>ONNX models (*.onnx);;All files (*)</source>
-        <translation>ONNX 模型 (*.onnx);;所有文件 (*)</translation>
+        <source>Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)</source>
+        <translation>模型 (*.onnx config.json *.json);;ONNX 模型 (*.onnx);;Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Open &amp;Recent</source>
