@@ -164,6 +164,26 @@
         <translation>由 Headroom %2 生成于 %1</translation>
     </message>
     <message>
+        <source>Fine-tuning: LoRA r=%1, alpha %2 on %3; %4 trainable of %5 parameters</source>
+        <translation>微调：LoRA r=%1，alpha %2，作用于 %3；可训练参数 %4 / 共 %5</translation>
+    </message>
+    <message>
+        <source>PEFT&apos;s default targets</source>
+        <translation>PEFT 的默认目标模块</translation>
+    </message>
+    <message>
+        <source>; base weights %1%2 (%3), largest dequantized weight %4</source>
+        <translation>；基础权重 %1%2（%3），最大的反量化权重 %4</translation>
+    </message>
+    <message>
+        <source> + double quantization</source>
+        <translation> + 双重量化</translation>
+    </message>
+    <message>
+        <source>; checkpointing every decoder layer</source>
+        <translation>；每个解码层做梯度检查点</translation>
+    </message>
+    <message>
         <source>Needs %1 on the GPU (no GPU selected)</source>
         <translation>需要 %1 GPU 显存（未选择 GPU）</translation>
     </message>
@@ -1493,8 +1513,8 @@
         <translation>打开 ONNX 模型</translation>
     </message>
     <message>
-        <source>ONNX models (*.onnx);;All files (*)</source>
-        <translation>ONNX 模型 (*.onnx);;所有文件 (*)</translation>
+        <source>Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)</source>
+        <translation>模型 (*.onnx config.json *.json);;ONNX 模型 (*.onnx);;Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Open &amp;Recent</source>

@@ -119,6 +119,10 @@ int run(int argc, char** argv)
         load.symbolValues.emplace_back("batch", *o.batch);
     for (const auto& s : o.set)
         load.symbolValues.push_back(s);
+    load.lora = config.finetune.lora;
+    if (load.lora.r > 0)
+        for (const std::string& p : loraFreezePatterns())
+            config.freeze.push_back(p);
     const Model model = loadModel(o.model, load);
     config.symbols = bindSymbols(model, o);
 

@@ -89,7 +89,15 @@ Training set-up
   --attention fused|math attention as PyTorch's fused SDPA kernels, or written out (default fused)
   --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
   --inplace              inplace activations (ReLU(inplace=True) & co.)
-  --freeze PATTERN       freeze layers whose path matches (glob); repeatable
+  --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable
+  --lora r=R,alpha=A,dropout=P,targets=q_proj,v_proj|all-linear
+                         LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type)
+  --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA)
+  --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
+  --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
+  --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
+  --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
+  --recipe peft-defaults|qlora-paper   LoRA settings in one word
 Hardware
   --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
   --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)
@@ -169,6 +177,50 @@ Options parseOptions(int argc, char** argv)
         else if (a == "--accumulate") o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
         else if (a == "--inplace") o.config.inplace = true;
         else if (a == "--freeze") o.config.freeze.push_back(value(a));
+        else if (a == "--lora") {
+            const std::string v = value(a);
+            if (auto err = parseLoraSpec(v, o.config.finetune.lora))
+                throw UsageError{"--lora: " + *err};
+        }
+        else if (a == "--quant") {
+            auto v = value(a);
+            o.config.finetune.quant = choice(a, v, parseQuant(v), "nf4, fp4, int8");
+        }
+        else if (a == "--double-quant") o.config.finetune.doubleQuant = true;
+        else if (a == "--compute-dtype") {
+            auto v = value(a);
+            if (v != "bf16" && v != "fp16" && v != "fp32")
+                throw UsageError{"--compute-dtype: expected bf16, fp16 or fp32, got '" + v + "'"};
+            o.config.finetune.computeDtype = v;
+            o.config.finetune.computeBytes = v == "fp32" ? 4 : 2;
+        }
+        else if (a == "--no-kbit-prep") o.config.finetune.kbitPrep = false;
+        else if (a == "--grad-checkpoint") {
+            const std::string v = value(a);
+            if (v != "layers" && v != "off")
+                throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
+            o.config.finetune.layerCheckpoint = v == "layers";
+        }
+        else if (a == "--recipe") {
+            const std::string v = value(a);
+            FineTune& f = o.config.finetune;
+            if (v == "peft-defaults") {
+                // LoraConfig() defaults: r=8, lora_alpha=8, lora_dropout=0, the model_type's default targets
+                f.lora = LoraSpec{8, 8, 0, {}};
+            } else if (v == "qlora-paper") {
+                // Dettmers et al. 2023 (QLoRA), section 4: NF4 + double quantization, bf16 compute, r=64,
+                // alpha=16, adapters on every linear layer, dropout 0.1 (0.05 for 33B/65B)
+                f.lora = LoraSpec{64, 16, 0.1, {"all-linear"}};
+                f.quant = Quant::NF4;
+                f.doubleQuant = true;
+                f.computeDtype = "bf16";
+                f.computeBytes = 2;
+                f.layerCheckpoint = true; // the paper's runs use gradient checkpointing
+                o.config.optimizer = Optimizer::AdamW; // 32-bit (paged) AdamW; paging is not modelled
+            } else {
+                throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
+            }
+        }
         else if (a == "--gpu") o.gpuName = value(a);
         else if (a == "--capacity") {
             auto v = value(a);
@@ -232,6 +284,10 @@ Options parseOptions(int argc, char** argv)
         o.config.strategy = Strategy::DDP;
     if (o.config.gpu0Batch > 0 && o.config.strategy != Strategy::BalancedDP)
         throw UsageError{"--gpu0-batch applies to --strategy balanced-dp"};
+    if (o.config.finetune.layerCheckpoint && o.config.checkpointSegments > 1)
+        throw UsageError{"--grad-checkpoint layers and --checkpoint K cannot be combined"};
+    if (o.config.finetune.quant != Quant::None && o.config.finetune.lora.r == 0 && o.config.mode == Mode::Train)
+        throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
     if (o.gpuName && o.capacity)
         throw UsageError{"--gpu and --capacity cannot be combined"};
     return o;

@@ -61,7 +61,8 @@ QString localOnnxFile(const QMimeData* mime)
     if (!mime || !mime->hasUrls())
         return {};
     for (const QUrl& url : mime->urls())
-        if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive))
+        if (url.isLocalFile() && (url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive)
+                                   || url.toLocalFile().endsWith(QLatin1String(".json"), Qt::CaseInsensitive)))
             return url.toLocalFile();
     return {};
 }
@@ -183,7 +184,7 @@ void MainWindow::createMenus()
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         const QString dir = m_currentFile.isEmpty() ? QString() : QFileInfo(m_currentFile).absolutePath();
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), dir, tr("Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });

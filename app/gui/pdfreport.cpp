@@ -13,6 +13,7 @@
 
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QLocale>
 #include <QFileInfo>
 #include <QPageLayout>
 #include <QPageSize>
@@ -199,6 +200,26 @@ void PdfReport::cover(ReportDocument& doc)
     const QString when = QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
     doc.title(tr("GPU memory report: %1").arg(modelName()),
               tr("Generated %1 by Headroom %2").arg(when, QStringLiteral(HEADROOM_VERSION)));
+    const headroom::FineTune& ft = m_report.config.finetune;
+    if (ft.lora.r > 0 || ft.quant != headroom::Quant::None) {
+        const headroom::FineTuneSummary f = headroom::summarizeFineTune(m_model, m_report.config, m_report.evaluation);
+        QStringList targets;
+        for (const std::string& t : ft.lora.targets)
+            targets << qs(t);
+        QString line = tr("Fine-tuning: LoRA r=%1, alpha %2 on %3; %4 trainable of %5 parameters")
+                           .arg(ft.lora.r)
+                           .arg(ft.lora.alpha)
+                           .arg(targets.isEmpty() ? tr("PEFT's default targets") : targets.join(QStringLiteral(", ")))
+                           .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams)))
+                           .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams + f.frozenParams)));
+        if (ft.quant != headroom::Quant::None)
+            line += tr("; base weights %1%2 (%3), largest dequantized weight %4")
+                        .arg(qs(toString(ft.quant)), ft.doubleQuant ? tr(" + double quantization") : QString(),
+                             bytes(f.quantizedBytes), bytes(f.dequantTransientBytes));
+        if (ft.layerCheckpoint)
+            line += tr("; checkpointing every decoder layer");
+        doc.paragraph(line, 9.5);
+    }
     verdict(doc);
     memoryTable(doc);
     modelIdentity(doc);
@@ -369,8 +390,26 @@ void PdfReport::configuration(ReportDocument& doc)
                          s += QStringLiteral(" --accumulate %1").arg(c.accumulate);
                      if (c.inplace)
                          s += QStringLiteral(" --inplace");
+                     const headroom::FineTune& ft = c.finetune;
+                     if (ft.lora.r > 0) {
+                         QString spec = QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
+                         QStringList t;
+                         for (const std::string& x : ft.lora.targets)
+                             t << qs(x);
+                         if (!t.isEmpty())
+                             spec += QStringLiteral(",targets=") + t.join(QLatin1Char(','));
+                         s += QStringLiteral(" --lora %1").arg(spec);
+                     }
+                     if (ft.quant != headroom::Quant::None)
+                         s += QStringLiteral(" --quant %1%2 --compute-dtype %3%4")
+                                  .arg(qs(toString(ft.quant)), ft.doubleQuant ? QStringLiteral(" --double-quant") : QString(),
+                                       qs(ft.computeDtype), ft.kbitPrep ? QString() : QStringLiteral(" --no-kbit-prep"));
+                     if (ft.layerCheckpoint)
+                         s += QStringLiteral(" --grad-checkpoint layers");
+                     const std::vector<std::string> loraFreeze = headroom::loraFreezePatterns();
                      for (const std::string& p : c.freeze)
-                         s += QStringLiteral(" --freeze '%1'").arg(qs(p));
+                         if (ft.lora.r == 0 || std::find(loraFreeze.begin(), loraFreeze.end(), p) == loraFreeze.end())
+                             s += QStringLiteral(" --freeze '%1'").arg(qs(p));
                      if (headroom::findGpu(c.gpu.name))
                          s += QStringLiteral(" --gpu '%1'").arg(qs(c.gpu.name));
                      else if (c.gpu.capacity > 0)

@@ -73,9 +73,27 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             s.act[t] = activationBytes(config, p, static_cast<int>(t), n);
     }
     const int gradElem = gradElemBytes(config);
+    const FineTune& ft = config.finetune;
     for (int t : p.trainable) {
         const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
-        s.persistentWeights += paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
+        if (ft.quant != Quant::None && p.quantizable[static_cast<size_t>(t)]) {
+            // bitsandbytes Params4bit / Int8Params (never trained); each forward, backward and recompute
+            // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
+            // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
+            // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
+            const std::vector<int64_t> dims = staticDims(m, t);
+            const int64_t q = quantizedBytes(ft, n, dims.size() == 2 ? dims[1] : 1);
+            s.quantized += q;
+            s.persistentWeights += q;
+            s.dequantTransient = std::max(s.dequantTransient, checkedMul(n, ft.computeBytes).value_or(0));
+            continue;
+        }
+        // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
+        // cast to fp32
+        if (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype))
+            s.persistentWeights += checkedMul(n, 4).value_or(0);
+        else
+            s.persistentWeights += paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
         if (train && !p.frozen[static_cast<size_t>(t)]) {
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, gradElem).value_or(0);
             s.persistentOptimizer += optimizerStateBytes(config, staticDims(m, t));
@@ -90,6 +108,8 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         for (int t : p.amp16Params)
             s.autocast += checkedMul(std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0), 2).value_or(0);
     s.persistentWeights += s.autocast;
+    if (ft.quant != Quant::None && !p.trainable.empty())
+        s.persistentWeights += s.dequantTransient;
     for (int t : m.inputs)
         s.inputBytes += s.act[static_cast<size_t>(t)];
     return s;
@@ -107,7 +127,10 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     SimOptions opt;
     opt.events = !light || config.allocator != AllocatorMode::Exact;
     opt.inplace = config.inplace;
-    if (train && config.checkpointSegments > 1) {
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
+        opt.segmentOfUnit = layerCheckpointSegments(p);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    } else if (train && config.checkpointSegments > 1) {
         opt.segments = config.checkpointSegments;
         opt.segmentOfUnit = checkpointSegments(p, config, e.shapes, sizes, config.checkpointSegments);
         opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
@@ -178,6 +201,8 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
         e.forwardMacs += unitMacs(p, p.units[u], e.shapes);
     e.recomputeMacs = sim.recomputeMacs;
     e.warnings = p.warnings;
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1 && opt.segments == 0)
+        e.warnings.push_back("--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
     if (config.mode == Mode::Train && policyIsInference(config))
         e.warnings.push_back(std::string("dtype policy ") + std::string(toString(config.dtype)) +
                              " is weight-only inference: evaluated as inference");
@@ -257,7 +282,10 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
     SimOptions opt;
     opt.events = false;
     opt.inplace = config.inplace;
-    if (train && config.checkpointSegments > 1) {
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
+        opt.segmentOfUnit = layerCheckpointSegments(p);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    } else if (train && config.checkpointSegments > 1) {
         opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
         opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
     }

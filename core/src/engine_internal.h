@@ -92,6 +92,7 @@ struct PlanData {
     std::vector<int> trainable;          // parameter tensors (deduplicated, aliases resolved)
     std::vector<int> buffers;            // buffer tensors
     std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
+    std::vector<uint8_t> quantizable;    // weights bitsandbytes would quantize (quant_weights.cpp)
     int lossTensor = -1;                 // the first graph output
     std::vector<std::string> warnings;
 };
@@ -100,6 +101,9 @@ PlanData buildPlan(const Model& model, const PlanOptions& options);
 // Saved-for-backward rules (saved_rules.cpp): fills unit.saved and the unit flags for a single node.
 void applyOpRule(const Model& model, const PlanData& plan, Unit& unit);
 bool isViewOp(const std::string& op) noexcept;
+// QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
+std::vector<uint8_t> quantizableWeights(const Model& model);
+int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
 bool globMatch(std::string_view pattern, std::string_view text) noexcept;
 
 // Element sizes under the dtype policy (dtype_policy.cpp).
@@ -129,6 +133,7 @@ struct Sizes {
     std::vector<int64_t> act;   // per tensor: activation bytes under the policy (0 when unknown)
     std::vector<int64_t> numel;
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
+    int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
@@ -147,6 +152,8 @@ std::vector<AllocEvent> stepEvents(const PlanData& plan, const Config& config);
 // Checkpoint segments (checkpoint.cpp): segment index per unit for k segments.
 std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,
                                     const Sizes& sizes, int k);
+// Hugging Face per-decoder-layer checkpointing (layer_checkpoint.cpp); empty when no layer list is found.
+std::vector<int> layerCheckpointSegments(const PlanData& plan);
 int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes);
 // The module sequence checkpoint_sequential runs: the model's top-level modules with every Sequential /
 // ModuleList (a layer whose children are named "<name>.<int>") expanded one level; a top-level op with no

@@ -393,10 +393,17 @@ bool frozenBy(const Model& m, int t, const std::vector<std::string>& freeze)
         }
         names.push_back(m.nodePath(c));
     }
+    // "!pattern" keeps a parameter trainable that another pattern freezes (LoRA: "*" but the adapters)
     for (const std::string& pat : freeze)
-        for (const std::string& nm : names)
-            if (globMatch(pat, nm))
-                return true;
+        if (pat.starts_with('!'))
+            for (const std::string& nm : names)
+                if (globMatch(std::string_view(pat).substr(1), nm))
+                    return false;
+    for (const std::string& pat : freeze)
+        if (!pat.starts_with('!'))
+            for (const std::string& nm : names)
+                if (globMatch(pat, nm))
+                    return true;
     return false;
 }
 
@@ -440,6 +447,7 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     p.paramSources.assign(nT, {});
     p.consumerUnits.assign(nT, {});
     p.unitOfNode.assign(nN, -1);
+    p.quantizable = quantizableWeights(m);
     for (size_t t = 0; t < nT; ++t)
         p.root[t] = static_cast<int>(t);
 

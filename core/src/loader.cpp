@@ -2,6 +2,8 @@
 #include "headroom/loader.h"
 
 #include "headroom/error.h"
+#include "headroom/hfconfig.h"
+#include "lora_graph.h"
 #include "onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
@@ -191,6 +193,8 @@ Model load(std::string_view bytes, const std::string& file, const std::string& f
             m.warnings.push_back(file + ": opset " + std::to_string(v)
                                  + " is outside the supported range 7-18; loading anyway");
 
+    if (options.lora.r > 0)
+        applyLora(mp, options.lora, file);
     progress(options, 0.2, "importing graph");
     auto graph = std::make_shared<ShapeGraph>();
     ImportContext ctx;
@@ -232,6 +236,8 @@ Model loadModel(const std::string& path, const LoadOptions& options)
     const std::filesystem::path p(path);
     if (!std::filesystem::exists(p, ec))
         throw Error(path + ": no such file");
+    if (isHfConfigPath(path)) // a Hugging Face config.json (or its folder): the architecture it describes
+        return detail::load(buildHfModelFromPath(path), path, {}, options);
     if (std::filesystem::is_directory(p, ec))
         throw Error(path + ": is a folder, not an ONNX file");
     const auto size = std::filesystem::file_size(p, ec);

@@ -20,7 +20,7 @@ double optimizerBytesPerParam(const Config& config) noexcept
     case Optimizer::Adadelta: return 8 * scale;
     case Optimizer::Lion: return 4 * scale;
     case Optimizer::LAMB: return 8 * scale;
-    case Optimizer::Adam8bit: return 2; // two 8-bit moments (block-wise scales are negligible)
+    case Optimizer::Adam8bit: return 2; // two 8-bit moments; per tensor: see optimizerStateBytes
     case Optimizer::Adafactor: return 4 * scale; // unfactored tensors; matrices: see optimizerStateBytes
     case Optimizer::Custom: return config.customOptimizerBytes;
     }
@@ -39,6 +39,15 @@ int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& di
         const int64_t batch = rows * cols > 0 ? numel / (rows * cols) : 0;
         const double elem = optimizerBytesPerParam(config);
         return static_cast<int64_t>(std::llround(static_cast<double>(batch * (rows + cols)) * elem));
+    }
+    if (config.optimizer == Optimizer::Adam8bit) {
+        // bitsandbytes optim/optimizer.py Optimizer2State.init_state: tensors under min_8bit_size (4096
+        // elements) keep two fp32 moments; larger ones two uint8 moments plus an fp32 absmax per 256-value
+        // block each (blockwise=True); the 256-entry quantization map is shared, not per tensor.
+        if (numel < 4096)
+            return checkedMul(numel, 8).value_or(0);
+        const int64_t blocks = (numel + 255) / 256;
+        return 2 * (numel + 4 * blocks);
     }
     return static_cast<int64_t>(std::llround(static_cast<double>(numel) * optimizerBytesPerParam(config)));
 }

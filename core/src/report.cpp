@@ -145,6 +145,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"optimizer", toString(c.optimizer)},
         {"loss", toString(c.loss)},
         {"checkpoint", c.checkpointSegments},
+        {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
         {"accumulate", c.accumulate},
         {"inplace", c.inplace},
         {"freeze", c.freeze},
@@ -191,6 +192,21 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"recompute_macs", e.recomputeMacs},
     };
 
+    if (c.finetune.lora.r > 0 || c.finetune.quant != Quant::None) {
+        const FineTuneSummary f = summarizeFineTune(model, c, report.evaluation);
+        std::vector<std::string> targets = c.finetune.lora.targets;
+        j["finetune"] = {
+            {"method", f.method}, {"rank", c.finetune.lora.r}, {"alpha", c.finetune.lora.alpha},
+            {"dropout", c.finetune.lora.dropout}, {"targets", targets},
+            {"quantization", std::string(toString(c.finetune.quant))}, {"double_quant", c.finetune.doubleQuant},
+            {"compute_dtype", c.finetune.computeDtype}, {"kbit_prep", c.finetune.kbitPrep},
+            {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
+            {"trainable_params", f.trainableParams}, {"adapter_params", f.adapterParams},
+            {"frozen_params", f.frozenParams}, {"frozen_bytes", f.frozenBytes}, {"adapter_bytes", f.adapterBytes},
+            {"adapter_gradient_bytes", f.adapterGradientBytes}, {"adapter_optimizer_bytes", f.adapterOptimizerBytes},
+            {"quantized_params", f.quantizedParams}, {"quantized_bytes", f.quantizedBytes},
+            {"transient_dequant_bytes", f.dequantTransientBytes}};
+    }
     j["fit"] = {
         {"gpu", report.fit.gpu},
         {"capacity", report.fit.capacity},

@@ -199,7 +199,8 @@ private slots:
         QTest::newRow("adadelta") << int(Optimizer::Adadelta) << false << false << qint64(448);
         QTest::newRow("lion") << int(Optimizer::Lion) << false << false << qint64(224);
         QTest::newRow("lamb") << int(Optimizer::LAMB) << false << false << qint64(448);
-        QTest::newRow("adam8bit") << int(Optimizer::Adam8bit) << false << false << qint64(112);
+        // bitsandbytes keeps 32-bit state for tensors under 4096 elements: all of these
+        QTest::newRow("adam8bit") << int(Optimizer::Adam8bit) << false << false << qint64(448);
         QTest::newRow("adafactor") << int(Optimizer::Adafactor) << false << false << qint64(48 + 44);
         QTest::newRow("custom 3 B") << int(Optimizer::Custom) << false << false << qint64(168);
     }

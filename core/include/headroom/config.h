@@ -1,4 +1,5 @@
 #pragma once
+#include "headroom/finetune.h"
 #include "headroom/symexpr.h"
 
 #include <cstdint>
@@ -57,6 +58,7 @@ struct Config {
     Attention attention = Attention::Fused;
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
+    FineTune finetune;                          // LoRA (applied at load: LoadOptions::lora) and QLoRA
 };
 
 // Names used by the CLI, JSON and settings (DESIGN.md spells them): "fp32", "amp-bf16", "adamw", ...

@@ -1,4 +1,5 @@
 #pragma once
+#include "headroom/finetune.h"
 #include "headroom/model.h"
 
 #include <atomic>
@@ -13,6 +14,8 @@ struct LoadOptions {
     // Progress 0..1 and cancellation for the GUI's loader thread; both optional.
     std::function<void(double fraction, std::string_view stage)> progress;
     const std::atomic<bool>* cancel = nullptr;
+    // LoRA adapters inserted into the graph before import (r = 0: none); freeze with loraFreezePatterns().
+    LoraSpec lora;
 };
 
 // Loads any .onnx file. Throws headroom::Error with one line "<file>: <problem>" when the file cannot be

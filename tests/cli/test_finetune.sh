@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# headroom-cli on a Hugging Face config.json with LoRA / QLoRA: the JSON finetune block, recipes, one-line
+# errors and usage exits.
+set -u
+cli=$1; data=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0; passed=0
+check() {
+  local name=$1; shift
+  if "$@"; then passed=$((passed+1)); else echo "FAIL: $name"; fail=$((fail+1)); fi
+}
+expect_exit() {
+  local code=$1; shift
+  "$cli" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  [ "$rc" -eq "$code" ] || { echo "  exit $rc, expected $code for: $*"; cat "$tmp/err"; return 1; }
+}
+one_line_naming() {
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$1" "$tmp/err" || { echo "  stderr:"; cat "$tmp/err"; return 1; }
+}
+json_field() { # python-free: grep the pretty-printed field
+  grep -q "\"$1\": $2" "$tmp/out" || { echo "  no \"$1\": $2 in:"; grep -A30 '"finetune"' "$tmp/out" | head -30; return 1; }
+}
+cfg="$data/hf/llama_small.config.json"
+
+check "config.json opens" expect_exit 0 "$cfg" --batch 2 --set seq=64 --json
+check "params from the config" grep -q '"trainable": 124668672' "$tmp/out"
+check "folder with config.json opens" bash -c "mkdir -p '$tmp/m' && cp '$cfg' '$tmp/m/config.json'"
+check "folder exits 0" expect_exit 0 "$tmp/m" --batch 1 --set seq=16
+# r=8 on q,v: 12 x 8 x ((768 + 768) + (768 + 256))
+check "lora exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --lora r=8,alpha=16,targets=q_proj,v_proj --json
+check "lora trainable params" json_field trainable_params 245760
+check "lora method" json_field method '"lora"'
+check "qlora recipe exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --recipe qlora-paper --json
+check "qlora method" json_field method '"qlora"'
+check "qlora nf4" json_field quantization '"nf4"'
+check "qlora checkpointing" json_field grad_checkpoint '"layers"'
+check "peft defaults recipe" expect_exit 0 "$cfg" --recipe peft-defaults --json
+check "peft defaults: q,v at r=8" json_field trainable_params 245760
+check "bad lora spec is usage" expect_exit 2 "$cfg" --lora r=0
+check "quant without lora is usage" expect_exit 2 "$cfg" --quant nf4
+check "bad quant is usage" expect_exit 2 "$cfg" --quant nf3 --lora r=8
+check "no matching target exits 1" expect_exit 1 "$cfg" --lora r=8,targets=c_attn
+check "no matching target: one line" one_line_naming "llama_small.config.json"
+printf '{"model_type": "mixtral", "hidden_size": 8}' >"$tmp/moe.json"
+check "moe exits 1" expect_exit 1 "$tmp/moe.json"
+check "moe: one line naming it" one_line_naming "moe.json: not supported yet: mixtral"
+printf '{"model_type": "llama",' >"$tmp/broken.json"
+check "broken json exits 1" expect_exit 1 "$tmp/broken.json"
+check "broken json: one line naming it" one_line_naming "broken.json: not a valid JSON file"
+
+echo "$passed passed, $fail failed"
+[ "$fail" -eq 0 ]

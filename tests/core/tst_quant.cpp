@@ -1,0 +1,108 @@
+// bitsandbytes storage, byte-exact: 4-bit weights (functional.py quantize_4bit, blocksize 64, optional
+// double quantization of the absmax with blocksize 256), LLM.int8 weights, the modules quantized (every
+// Linear but the output layer) on a Llama-3-8B config, and 8-bit Adam's blockwise state.
+#include "headroom/engine.h"
+#include "headroom/loader.h"
+
+#include <QTest>
+
+using namespace headroom;
+
+class TestQuant : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void fourBit_data()
+    {
+        QTest::addColumn<qint64>("numel");
+        QTest::addColumn<bool>("doubleQuant");
+        QTest::addColumn<qint64>("bytes");
+        // q_proj 4096 x 4096: 8,388,608 packed + 262,144 blocks x 4 B
+        QTest::newRow("4096x4096") << qint64(4096 * 4096) << false << qint64(9437184);
+        // + double quant: 262,144 x 1 B + 1,024 second-level blocks x 4 B
+        QTest::newRow("4096x4096 dq") << qint64(4096 * 4096) << true << qint64(8388608 + 262144 + 4096);
+        // gate_proj 4096 x 14336: 29,360,128 + 917,504 x 4
+        QTest::newRow("4096x14336") << qint64(4096LL * 14336) << false << qint64(33030144);
+        QTest::newRow("4096x14336 dq") << qint64(4096LL * 14336) << true << qint64(29360128 + 917504 + 3584 * 4);
+        // odd sizes round up: 65 values -> 33 bytes, 2 blocks; dq: 2 + one second-level block
+        QTest::newRow("65") << qint64(65) << false << qint64(33 + 8);
+        QTest::newRow("65 dq") << qint64(65) << true << qint64(33 + 2 + 4);
+    }
+    void fourBit()
+    {
+        QFETCH(qint64, numel);
+        QFETCH(bool, doubleQuant);
+        QFETCH(qint64, bytes);
+        QCOMPARE(quant4bitBytes(numel, doubleQuant), int64_t(bytes));
+    }
+
+    // Every Linear of Llama-3.1-8B's config but lm_head is quantized; embeddings and norms are not.
+    void llama3Linears_data()
+    {
+        QTest::addColumn<int>("quant");
+        QTest::addColumn<bool>("doubleQuant");
+        QTest::newRow("nf4") << int(Quant::NF4) << false;
+        QTest::newRow("nf4 dq") << int(Quant::NF4) << true;
+        QTest::newRow("fp4") << int(Quant::FP4) << false;
+        QTest::newRow("int8") << int(Quant::Int8) << false;
+    }
+    void llama3Linears()
+    {
+        QFETCH(int, quant);
+        QFETCH(bool, doubleQuant);
+        LoadOptions o;
+        o.lora = LoraSpec{8, 8, 0, {"q_proj", "v_proj"}};
+        const Model m = loadModel(std::string(HEADROOM_SOURCE_DIR) + "/resources/samples/Llama-3.1-8B.json", o);
+        Config c;
+        c.dtype = DtypePolicy::BF16;
+        c.symbols = m.defaultBindings();
+        c.freeze = loraFreezePatterns();
+        c.finetune.lora = o.lora;
+        c.finetune.quant = Quant(quant);
+        c.finetune.doubleQuant = doubleQuant;
+        const Evaluation e = evaluate(m, c);
+        const FineTuneSummary s = summarizeFineTune(m, c, e);
+        // the formula per Linear weight, summed by hand from the model's own tensors
+        int64_t want = 0, params = 0, largest = 0;
+        for (const Tensor& t : m.tensors) {
+            if (!t.name.ends_with("_proj.weight") || t.name.find("lora_") != std::string::npos)
+                continue;
+            const int64_t rows = t.shape.dims[0].constantValue().value_or(0), cols = t.shape.dims[1].constantValue().value_or(0);
+            const int64_t n = rows * cols;
+            want += Quant(quant) == Quant::Int8 ? n + 4 * cols : quant4bitBytes(n, doubleQuant);
+            params += n;
+            largest = std::max(largest, n);
+        }
+        QCOMPARE(params, int64_t(6979321856)); // 8,030,261,248 - embed_tokens - lm_head - 65 norms
+        QCOMPARE(s.quantizedParams, params);
+        QCOMPARE(s.quantizedBytes, want);
+        QCOMPARE(s.dequantTransientBytes, largest * 2); // bf16 compute dtype
+        // frozen: the quantized Linears, then embed_tokens, lm_head and the norms in fp32 (kbit prep)
+        QCOMPARE(s.frozenBytes, want + (2 * 128256LL * 4096 + 65 * 4096) * 4);
+        QCOMPARE(s.trainableParams, int64_t(3407872));
+    }
+
+    // bitsandbytes Optimizer2State: tensors under 4096 elements keep fp32 state, larger ones one byte per
+    // moment element plus an fp32 absmax per 256-element block.
+    void adam8bit_data()
+    {
+        QTest::addColumn<qint64>("numel");
+        QTest::addColumn<qint64>("bytes");
+        QTest::newRow("4095 (32-bit)") << qint64(4095) << qint64(4095 * 8);
+        QTest::newRow("4096") << qint64(4096) << qint64(2 * (4096 + 16 * 4));
+        QTest::newRow("4097") << qint64(4097) << qint64(2 * (4097 + 17 * 4));
+        QTest::newRow("lora_A 4096x64") << qint64(262144) << qint64(2 * (262144 + 1024 * 4));
+    }
+    void adam8bit()
+    {
+        QFETCH(qint64, numel);
+        QFETCH(qint64, bytes);
+        Config c;
+        c.optimizer = Optimizer::Adam8bit;
+        QCOMPARE(optimizerStateBytes(c, {numel}), int64_t(bytes));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestQuant)
+#include "tst_quant.moc"
