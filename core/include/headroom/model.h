@@ -70,6 +70,7 @@ struct Node {
     bool hasSubgraphs = false;      // If/Loop/Scan: body activations are attributed to this node
     int implicitInputs = 0;         // the last `implicitInputs` entries of `inputs` are outer-scope tensors
                                     // read by this node's subgraphs (not ONNX inputs of the node)
+    bool shapeComputation = false;  // exporter shape arithmetic: outputs only feed shape operands (layer_tree.cpp)
 
     const Attr* attr(std::string_view n) const noexcept;
     int64_t attrInt(std::string_view n, int64_t fallback) const noexcept;
@@ -96,6 +97,7 @@ struct LayerNode {
     std::vector<int> nodes;      // graph nodes directly under this layer (leaf layers hold them)
     int64_t params = 0;          // trainable parameter elements, aggregated over the subtree
     int firstNode = -1, lastNode = -1; // topological range covered by the subtree
+    bool shapeOnly = false;      // every node of the subtree is a shape computation (folded when displayed)
 };
 
 struct ModelInfo {
