@@ -142,6 +142,9 @@ int run(int argc, char** argv)
     ro.timeline = o.timeline;
     Report report = buildReport(model, config, ro);
 
+    // Commands that write files say one line per file; the table comes only when asked (--table) or when
+    // nothing was written.
+    std::vector<std::string> written;
     if (o.probe || o.probePlan) {
         const int64_t batch = model.batchSymbol >= 0 ? config.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
         const std::vector<int64_t> batches =
@@ -152,6 +155,8 @@ int run(int argc, char** argv)
             std::string error;
             if (!writeFile(*o.probePlan, toJson(plan).dump() + "\n", error))
                 throw Error(error);
+            written.push_back("probe plan (" + std::to_string(plan.events.size()) + " events, "
+                              + std::to_string(plan.batchPlans.size()) + " batch sizes) -> " + *o.probePlan);
         }
         if (o.probe) {
             const ProbeResult result = runProbe(plan, o.probePath.value_or(""), o.probeTimeout);
@@ -165,18 +170,28 @@ int run(int argc, char** argv)
         std::string error;
         if (!writeFile(*o.netron, toNetronAttachment(model, report).dump(1) + "\n", error))
             throw Error(error);
+        written.push_back("Netron attachment (" + std::to_string(model.nodes.size()) + " nodes) -> " + *o.netron);
+    }
+    if (o.csvFile) {
+        std::string error;
+        if (!writeFile(*o.csvFile, toCsv(model, report), error))
+            throw Error(error);
+        written.push_back("CSV layer table (" + std::to_string(model.nodes.size()) + " rows) -> " + *o.csvFile);
     }
     if (o.pdf) {
-        if (auto error = cli::exportPdf(*o.pdf, model, config, o.lang, argc, argv))
+        if (auto error = cli::exportPdf(*o.pdf, model, config, o.lang, argc, argv, o.depth, o.pdfAllNodes))
             throw Error(*error);
+        written.push_back(std::string("PDF report") + (o.pdfAllNodes ? " (every node)" : "") + " -> " + *o.pdf);
     }
+    for (const std::string& w : written)
+        std::cout << "wrote " << w << "\n";
 
     if (o.json) {
         std::cout << toJson(model, report, ro).dump(1) << "\n";
     } else if (o.csv) {
         std::cout << toCsv(model, report);
-    } else {
-        std::cout << cli::humanReport(model, report, o.depth);
+    } else if (written.empty() || o.table || o.maxBatch || report.probe) {
+        std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
         if (o.maxBatch)
             std::cout << "Max batch on " << report.fit.gpu << ": " << report.fit.maxBatch << "\n";
         if (report.probe)

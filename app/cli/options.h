@@ -21,6 +21,10 @@ struct Options {
     bool json = false, csv = false, timeline = false, maxBatch = false, probe = false, help = false,
          version = false;
     std::optional<std::string> pdf, netron, lang, probePath, probePlan;
+    std::optional<std::string> csvFile;  // --csv FILE: write the CSV there instead of stdout
+    bool allNodes = false;               // --all-nodes: unfold shape computations, list graph nodes
+    bool pdfAllNodes = false;            // --pdf-all-nodes: the PDF's per-node table
+    bool table = false;                  // --table: the human table even when files are written
     int probeTimeout = 120;
     bool bench = false;
     int benchIterations = 1000;
