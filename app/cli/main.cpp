@@ -183,8 +183,9 @@ int run(int argc, char** argv)
             throw Error(*error);
         written.push_back(std::string("PDF report") + (o.pdfAllNodes ? " (every node)" : "") + " -> " + *o.pdf);
     }
+    // With --json or --csv on stdout, stdout stays machine-readable: the lines go to stderr.
     for (const std::string& w : written)
-        std::cout << "wrote " << w << "\n";
+        (o.json || o.csv ? std::cerr : std::cout) << "wrote " << w << "\n";
 
     if (o.json) {
         std::cout << toJson(model, report, ro).dump(1) << "\n";

@@ -101,6 +101,9 @@ check "--csv FILE: the file has the header" grep -q "^path,op,output_shapes,para
 check "--csv FILE: stdout is one line" test "$(wc -l <"$tmp/out")" -eq 1
 check "--table brings the table back" expect_exit 0 "$data/resnet18.onnx" --netron "$tmp/n.json" --table
 check "--table: the table" grep -q "^Layer " "$tmp/out"
+check "--netron with --json: stdout is the JSON alone" expect_exit 0 "$data/resnet18.onnx" --netron "$tmp/n2.json" --json
+check "--netron with --json: parses" python3 -c "import json; json.load(open('$tmp/out'))"
+check "--netron with --json: the line on stderr" grep -q "n2.json" "$tmp/err"
 check "--pdf-all-nodes without --pdf is usage" expect_exit 2 "$data/resnet18.onnx" --pdf-all-nodes
 
 # Shape computations: one folded row in the table; --all-nodes unfolds them; the JSON flags each node.
