@@ -1460,14 +1460,6 @@
         <translation>激活</translation>
     </message>
     <message>
-        <source>Saved for backward</source>
-        <translation>为反向传播保存</translation>
-    </message>
-    <message>
-        <source>Share of peak</source>
-        <translation>峰值占比</translation>
-    </message>
-    <message>
         <source>Module path from the node names. Tick a layer to freeze it: frozen parameters get no gradient or optimizer state.</source>
         <translation>根据节点名称得到的模块路径。勾选某层即可冻结它：被冻结的参数没有梯度和优化器状态。</translation>
     </message>
@@ -1515,13 +1507,17 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Freeze · Layer</source>
         <translation>冻结 · 层</translation>
     </message>
+    <message>
+        <source>Saved</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Of peak</source>
+        <translation>占峰值</translation>
+    </message>
 </context>
 <context>
     <name>gui::LayersPage</name>
-    <message>
-        <source>Expand to depth:</source>
-        <translation>展开到深度：</translation>
-    </message>
     <message>
         <source>Show shape computations</source>
         <translation>显示形状计算</translation>
@@ -1541,6 +1537,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>List the exporter&apos;s shape arithmetic (Shape, Gather, Concat, Unsqueeze, ... on shape-sized integers) in place instead of one folded row per layer.</source>
         <translation>在原位置列出导出器的形状运算（在形状大小的整数上进行的 Shape、Gather、Concat、Unsqueeze 等），而不是每层折叠为一行。</translation>
+    </message>
+    <message>
+        <source>Depth:</source>
+        <translation>深度：</translation>
     </message>
 </context>
 <context>

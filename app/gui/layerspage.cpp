@@ -35,12 +35,13 @@ LayersPage::LayersPage(QWidget* parent)
     m_filter->setClearButtonEnabled(true);
     m_filter->setToolTip(tr("Shows the layers whose name or operator contains this text, with their parents."));
     bar->addWidget(m_filter, 1);
-    auto* depthLabel = new QLabel(tr("Expand to depth:"), this);
+    auto* depthLabel = new QLabel(tr("Depth:"), this);
     depthLabel->setBuddy(m_depth);
     bar->addWidget(depthLabel);
     m_depth->setRange(0, 16);
     m_depth->setValue(3);
     m_depth->setToolTip(tr("How many levels of the layer tree are open; the PDF report's layer table uses depth 3."));
+    depthLabel->setToolTip(m_depth->toolTip());
     bar->addWidget(m_depth);
     m_showShape->setObjectName(QStringLiteral("showShapeComputations"));
     m_showShape->setToolTip(tr("List the exporter's shape arithmetic (Shape, Gather, Concat, Unsqueeze, ... on "
@@ -54,6 +55,7 @@ LayersPage::LayersPage(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(-1, Qt::AscendingOrder); // topological order until the user sorts
     m_view->setUniformRowHeights(true);
+    m_view->setIndentation(std::max(12, m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'))));
     m_view->setAlternatingRowColors(true);
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setObjectName(QStringLiteral("layerTree"));
@@ -87,10 +89,17 @@ void LayersPage::modelReset()
     header->setStretchLastSection(false);
     header->setMinimumSectionSize(48);
     // Measured once per model, not per slider tick (ResizeToContents would re-measure on every dataChanged).
+    // Op and shape are capped (elided, full text in the tooltip) so the names keep the room they need.
+    const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
     for (int c = LayerTreeModel::OpColumn; c < LayerTreeModel::NUM_COLUMNS; ++c) {
         header->setSectionResizeMode(c, QHeaderView::Interactive);
         m_view->resizeColumnToContents(c);
-        m_view->setColumnWidth(c, std::max(m_view->columnWidth(c), header->sectionSizeHint(c)));
+        int width = std::max(m_view->columnWidth(c), header->sectionSizeHint(c));
+        if (c == LayerTreeModel::OpColumn)
+            width = std::min(width, 9 * em);
+        else if (c == LayerTreeModel::ShapeColumn)
+            width = std::min(width, 11 * em);
+        m_view->setColumnWidth(c, width);
     }
     header->setSectionResizeMode(LayerTreeModel::NameColumn, QHeaderView::Stretch);
 }

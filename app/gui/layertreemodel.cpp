@@ -269,7 +269,7 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
         if (column == NameColumn)
             return tr("%1\nTick to freeze: its parameters get no gradient and no optimizer state "
                       "(fine-tuning).").arg(item.path);
-        if (column == ShapeColumn)
+        if (column == ShapeColumn || column == OpColumn)
             return data(index, Qt::DisplayRole);
         break;
     case Qt::TextAlignmentRole:
@@ -321,8 +321,8 @@ QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, in
         case ShapeColumn: return tr("Output shape");
         case ParamsColumn: return tr("Params");
         case ActivationColumn: return tr("Activations");
-        case SavedColumn: return tr("Saved for backward");
-        case ShareColumn: return tr("Share of peak");
+        case SavedColumn: return tr("Saved");
+        case ShareColumn: return tr("Of peak");
         }
     } else if (role == Qt::ToolTipRole) {
         switch (section) {

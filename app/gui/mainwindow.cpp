@@ -39,6 +39,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QCloseEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -122,6 +123,12 @@ MainWindow::MainWindow(QWidget* parent)
 
     auto* controlsDock = new QDockWidget(tr("Configuration"), this);
     controlsDock->setObjectName(QStringLiteral("configurationDock"));
+    // Combos may shrink and elide (the list still shows whole names): long presets and policy names
+    // must not set the window's minimum width.
+    for (QComboBox* combo : m_controls->findChildren<QComboBox*>()) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(10);
+    }
     auto* scroll = new QScrollArea(controlsDock);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -133,7 +140,9 @@ MainWindow::MainWindow(QWidget* parent)
     // The panel scrolls vertically only: as wide as the controls plus a vertical scroll bar, so one
     // appearing (small screens, many symbols) never hides the right edge behind a horizontal one.
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(left->sizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
+    // Its minimum is the controls' minimum (combos elide), not their preferred width: at 200 % on a small
+    // screen the window must still fit; the dock opens at the preferred width where there is room.
+    scroll->setMinimumWidth(left->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
                             + 2 * scroll->frameWidth());
     scroll->setMinimumHeight(80);
     m_controlsScroll = scroll;
@@ -360,7 +369,7 @@ void MainWindow::showUserGuide()
     m_guide->raise();
 }
 
-void MainWindow::announceConfigChange()
+void MainWindow::announceConfigChange(bool announce)
 {
     // An accidental change must be visible: the banner names the precision and optimizer, the status bar
     // says what changed and how to take it back.
@@ -368,7 +377,7 @@ void MainWindow::announceConfigChange()
     const QString text = tr("GPU %1, %2, %3")
                              .arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none"), dtypeName(c.dtype),
                                   c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
-    if (!m_lastConfigText.isEmpty() && text != m_lastConfigText)
+    if (announce && !m_lastConfigText.isEmpty() && text != m_lastConfigText)
         statusBar()->showMessage(tr("Configuration: %1 (Ctrl+Z undoes)").arg(text), 8000);
     m_lastConfigText = text;
 }
@@ -413,6 +422,7 @@ void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
     m_info->setModel(*model, {});
     m_session->setModel(model, m_controls->config());
     m_configUndo->reset();
+    announceConfigChange(false); // the baseline the next change is told against
     setWindowTitle(tr("%1 — Headroom").arg(QFileInfo(path).fileName()));
     addRecentFile(path);
     statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);

@@ -97,7 +97,7 @@ private:
     void exportReport();
     void exportFile(ExportKind kind);
     void showAbout();
-    void announceConfigChange();
+    void announceConfigChange(bool announce = true);
 
     ModelLoader* m_loader;
     AnalysisSession* m_session;

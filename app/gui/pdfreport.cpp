@@ -577,7 +577,9 @@ void PdfReport::advice(ReportDocument& doc)
     QList<QStringList> rows;
     std::vector<bool> fits;
     for (const headroom::Advice& a : m_report.advice) {
-        rows.append({adviceKindName(a.kind), qs(a.summary), bytes(a.saving()), bytes(a.needAfter),
+        // A precision change names the policy in full: "bf16" alone does not say pure or AMP.
+        const QString setting = a.kind == headroom::Advice::Kind::Dtype ? gui::dtypeName(a.changed.dtype) : qs(a.summary);
+        rows.append({adviceKindName(a.kind), setting, bytes(a.saving()), bytes(a.needAfter),
                      a.fitsAfter ? tr("fits") : tr("does not fit")});
         fits.push_back(a.fitsAfter);
     }
