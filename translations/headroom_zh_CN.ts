@@ -911,6 +911,32 @@
         <source>(buffer)</source>
         <translation>（缓冲区）</translation>
     </message>
+    <message numerus="yes">
+        <source>Fit unknown: %n activation size(s) could not be determined; the figures above leave them out</source>
+        <translation>
+            <numerusform>适配未知：%n 个激活的大小无法确定；上面的数字未包含它们</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Fit known: every tensor size is determined at this configuration</source>
+        <translation>适配已知：在此配置下所有张量大小均已确定</translation>
+    </message>
+    <message numerus="yes">
+        <source>shape computations (%n nodes)</source>
+        <translation>
+            <numerusform>形状计算（%n 个节点）</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Layer table (%n rows)</source>
+        <translation>
+            <numerusform>层表（%n 行）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The layer tree to depth %1, as the app opens it; the exporter&apos;s shape arithmetic (Shape, Gather, Concat, ... on shape-sized integers) is folded into one row per layer. Activation: the layer&apos;s outputs; saved: what it keeps for backward. The CSV export lists every graph node in bytes.</source>
+        <translation>层树展开到深度 %1，与应用中打开时相同；导出器的形状运算（在形状大小的整数上进行的 Shape、Gather、Concat 等）在每层折叠为一行。激活：该层的输出；保存：为反向传播保留的内容。CSV 导出以字节列出每个图节点。</translation>
+    </message>
 </context>
 <context>
     <name>ReportDocument</name>
@@ -1145,6 +1171,33 @@
     </message>
 </context>
 <context>
+    <name>gui::Chart</name>
+    <message>
+        <source>Open an ONNX model (File &gt; Open, or drop one on the window) to see this chart.</source>
+        <translation>打开一个 ONNX 模型（文件 &gt; 打开，或将其拖到窗口上）以查看此图表。</translation>
+    </message>
+    <message>
+        <source>Save Chart As…</source>
+        <translation>图表另存为…</translation>
+    </message>
+    <message>
+        <source>%1 files (*.%2)</source>
+        <translation>%1 文件 (*.%2)</translation>
+    </message>
+    <message>
+        <source>Save chart</source>
+        <translation>保存图表</translation>
+    </message>
+    <message>
+        <source>%1: unknown image format (use %2)</source>
+        <translation>%1：未知的图像格式（请使用 %2）</translation>
+    </message>
+    <message>
+        <source>%1: cannot write the chart</source>
+        <translation>%1：无法写入图表</translation>
+    </message>
+</context>
+<context>
     <name>gui::CheckpointChart</name>
     <message>
         <source>Peak</source>
@@ -1308,14 +1361,6 @@
         <translation>SI 十进制（kB、MB、GB）</translation>
     </message>
     <message>
-        <source>%1, first seen at %2 (%3)</source>
-        <translation>%1，首次出现在 %2（%3）</translation>
-    </message>
-    <message>
-        <source>Batch (%1):</source>
-        <translation>批大小（%1）：</translation>
-    </message>
-    <message>
         <source>%1:</source>
         <translation>%1：</translation>
     </message>
@@ -1383,16 +1428,68 @@
         <source>Strategy</source>
         <translation>并行策略</translation>
     </message>
+    <message>
+        <source>Training adds gradients, optimizer states and the activations kept for backward; inference keeps only what is live.</source>
+        <translation>训练会增加梯度、优化器状态以及为反向传播保留的激活；推理只保留当前存活的张量。</translation>
+    </message>
+    <message>
+        <source>Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies.</source>
+        <translation>精度策略。纯 FP16/BF16：全部为 2 字节。AMP（torch.autocast）：FP32 权重、梯度和优化器，矩阵乘/卷积输出为 16 位。混合精度：16 位权重加 FP32 主权重副本。</translation>
+    </message>
+    <message>
+        <source>Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes (two FP32 moments), 8-bit Adam 2 bytes.</source>
+        <translation>每个可训练参数的优化器状态：SGD 无，动量 4 字节，Adam/AdamW 8 字节（两个 FP32 矩），8 位 Adam 2 字节。</translation>
+    </message>
+    <message>
+        <source>Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for language models); None when the graph computes its own loss.</source>
+        <translation>作用于第一个输出的损失：交叉熵为反向传播保留对数概率（语言模型中很大）；若计算图自行计算损失则选“无”。</translation>
+    </message>
+    <message>
+        <source>The GPU the verdict is for: its memory as PyTorch sees it, minus the CUDA context.</source>
+        <translation>结论所针对的 GPU：PyTorch 看到的显存减去 CUDA 上下文。</translation>
+    </message>
+    <message>
+        <source>Memory of a GPU not in the list, in GiB.</source>
+        <translation>列表中没有的 GPU 的显存，单位 GiB。</translation>
+    </message>
+    <message>
+        <source>IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes).</source>
+        <translation>IEC 单位（1 GiB = 1024³ 字节，PyTorch 和 nvidia-smi 所用）或 SI 单位（1 GB = 10⁹ 字节）。</translation>
+    </message>
+    <message>
+        <source>Sequence length</source>
+        <translation>序列长度</translation>
+    </message>
+    <message>
+        <source>Image height</source>
+        <translation>图像高度</translation>
+    </message>
+    <message>
+        <source>Image width</source>
+        <translation>图像宽度</translation>
+    </message>
+    <message>
+        <source>Channels</source>
+        <translation>通道数</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Samples per step. Drag it to see where the model stops fitting. (Input size &apos;%1&apos; in the file.)</source>
+        <translation>每步的样本数。拖动它可查看模型从何处开始放不下。（文件中的输入尺寸“%1”。）</translation>
+    </message>
+    <message>
+        <source>%1 of the model&apos;s input. Drag it to see how memory grows with it. (Input size &apos;%2&apos; in the file.)</source>
+        <translation>模型输入的%1。拖动它可查看显存如何随之增长。（文件中的输入尺寸“%2”。）</translation>
+    </message>
 </context>
 <context>
     <name>gui::LayerTreeModel</name>
     <message>
         <source>%1 %</source>
         <translation>%1 %</translation>
-    </message>
-    <message>
-        <source>Layer</source>
-        <translation>层</translation>
     </message>
     <message>
         <source>Op</source>
@@ -1409,14 +1506,6 @@
     <message>
         <source>Activations</source>
         <translation>激活</translation>
-    </message>
-    <message>
-        <source>Saved for backward</source>
-        <translation>为反向传播保存</translation>
-    </message>
-    <message>
-        <source>Share of peak</source>
-        <translation>峰值占比</translation>
     </message>
     <message>
         <source>Module path from the node names. Tick a layer to freeze it: frozen parameters get no gradient or optimizer state.</source>
@@ -1446,16 +1535,60 @@
         <source>Share of the peak held by this layer&apos;s tensors that are live at the moment of peak.</source>
         <translation>该层在峰值时刻存活的张量占峰值的比例。</translation>
     </message>
+    <message numerus="yes">
+        <source>shape computations (%n nodes)</source>
+        <translation>
+            <numerusform>形状计算（%n 个节点）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The exporter&apos;s shape arithmetic (Shape, Gather, Concat, ... on shape-sized integers): no memory to speak of. View &gt; Show Shape Computations lists them in place.</source>
+        <translation>导出器的形状运算（在形状大小的整数上进行的 Shape、Gather、Concat 等）：几乎不占显存。视图 &gt; 显示形状计算 可在原位置列出它们。</translation>
+    </message>
+    <message>
+        <source>%1
+Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuning).</source>
+        <translation>%1
+勾选以冻结：其参数不产生梯度，也没有优化器状态（微调）。</translation>
+    </message>
+    <message>
+        <source>Freeze · Layer</source>
+        <translation>冻结 · 层</translation>
+    </message>
+    <message>
+        <source>Saved</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Of peak</source>
+        <translation>占峰值</translation>
+    </message>
 </context>
 <context>
     <name>gui::LayersPage</name>
     <message>
-        <source>Filter by layer name or op</source>
-        <translation>按层名称或算子筛选</translation>
+        <source>Show shape computations</source>
+        <translation>显示形状计算</translation>
     </message>
     <message>
-        <source>Expand to depth:</source>
-        <translation>展开到深度：</translation>
+        <source>Filter by layer name or op (Ctrl+F)</source>
+        <translation>按层名称或算子筛选（Ctrl+F）</translation>
+    </message>
+    <message>
+        <source>Shows the layers whose name or operator contains this text, with their parents.</source>
+        <translation>显示名称或算子包含此文本的层及其父层。</translation>
+    </message>
+    <message>
+        <source>How many levels of the layer tree are open; the PDF report&apos;s layer table uses depth 3.</source>
+        <translation>层树展开的层级数；PDF 报告的层表使用深度 3。</translation>
+    </message>
+    <message>
+        <source>List the exporter&apos;s shape arithmetic (Shape, Gather, Concat, Unsqueeze, ... on shape-sized integers) in place instead of one folded row per layer.</source>
+        <translation>在原位置列出导出器的形状运算（在形状大小的整数上进行的 Shape、Gather、Concat、Unsqueeze 等），而不是每层折叠为一行。</translation>
+    </message>
+    <message>
+        <source>Depth:</source>
+        <translation>深度：</translation>
     </message>
 </context>
 <context>
@@ -1525,10 +1658,6 @@
         <translation>打开示例模型(&amp;S)</translation>
     </message>
     <message>
-        <source>&amp;Export Report…</source>
-        <translation>导出报告(&amp;E)…</translation>
-    </message>
-    <message>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
@@ -1557,10 +1686,6 @@
         <translation>关于 Headroom</translation>
     </message>
     <message>
-        <source>Headroom predicts the GPU memory an ONNX model needs for training or inference, layer by layer, and says whether it fits.</source>
-        <translation>Headroom 逐层预测 ONNX 模型训练或推理所需的 GPU 显存，并告诉你能否放得下。</translation>
-    </message>
-    <message>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -1587,20 +1712,144 @@
         </translation>
     </message>
     <message>
-        <source>Export report</source>
-        <translation>导出报告</translation>
-    </message>
-    <message>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <source>Report written to %1</source>
-        <translation>报告已写入 %1</translation>
+        <source>&amp;Export</source>
+        <translation>导出(&amp;E)</translation>
     </message>
     <message>
-        <source>Cannot write the report</source>
-        <translation>无法写入报告</translation>
+        <source>PDF &amp;Report…</source>
+        <translation>PDF 报告(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>Layer Table as &amp;CSV…</source>
+        <translation>层表导出为 &amp;CSV…</translation>
+    </message>
+    <message>
+        <source>Report as &amp;JSON…</source>
+        <translation>报告导出为 &amp;JSON…</translation>
+    </message>
+    <message>
+        <source>&amp;Netron Attachment…</source>
+        <translation>&amp;Netron 附件…</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Take back the last change of the configuration</source>
+        <translation>撤销对配置的上一次更改</translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation>重做(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Find Layer</source>
+        <translation>查找层(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Show Shape Computations</source>
+        <translation>显示形状计算</translation>
+    </message>
+    <message>
+        <source>&amp;Documentation</source>
+        <translation>文档(&amp;D)</translation>
+    </message>
+    <message>
+        <source>What&apos;s &amp;This?</source>
+        <translation>这是什么(&amp;T)？</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>About &amp;Qt</source>
+        <translation>关于 &amp;Qt</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;Will this model fit on my GPU, and where does the memory go? Headroom accounts for the memory an ONNX model needs for training or inference, as PyTorch would use it: weights, gradients, optimizer states, the activations autograd keeps, the caching allocator and the CUDA context, layer by layer.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;这个模型能放进我的 GPU 吗？显存都用在哪里？Headroom 按 PyTorch 的使用方式逐层计算 ONNX 模型训练或推理所需的显存：权重、梯度、优化器状态、autograd 保留的激活、缓存分配器和 CUDA 上下文。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Built with Qt %1 and QCustomPlot.&lt;/p&gt;&lt;p&gt;Licence: see the LICENSE file of the source distribution.&lt;/p&gt;&lt;p&gt;User guide: %2 (F1)&lt;br&gt;Project and issues: &lt;a href=&quot;%3&quot;&gt;%3&lt;/a&gt; (&lt;a href=&quot;%3/issues&quot;&gt;report a problem&lt;/a&gt;)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;基于 Qt %1 和 QCustomPlot 构建。&lt;/p&gt;&lt;p&gt;许可证：见源代码发行包中的 LICENSE 文件。&lt;/p&gt;&lt;p&gt;用户指南：%2（F1）&lt;br&gt;项目与问题反馈：&lt;a href=&quot;%3&quot;&gt;%3&lt;/a&gt;（&lt;a href=&quot;%3/issues&quot;&gt;报告问题&lt;/a&gt;）&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>not installed</source>
+        <translation>未安装</translation>
+    </message>
+    <message>
+        <source>open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>The user guide (USER_GUIDE.md) is not installed; reinstall the headroom package.</source>
+        <translation>用户指南（USER_GUIDE.md）未安装；请重新安装 headroom 软件包。</translation>
+    </message>
+    <message>
+        <source>Headroom user guide</source>
+        <translation>Headroom 用户指南</translation>
+    </message>
+    <message>
+        <source>GPU %1, %2, %3</source>
+        <translation>GPU %1，%2，%3</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Configuration: %1 (Ctrl+Z undoes)</source>
+        <translation>配置：%1（Ctrl+Z 撤销）</translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation>请先打开一个模型。</translation>
+    </message>
+    <message>
+        <source>This build cannot write PDF reports.</source>
+        <translation>此版本无法写入 PDF 报告。</translation>
+    </message>
+    <message>
+        <source>%1: cannot write: %2</source>
+        <translation>%1：无法写入：%2</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>JSON files (*.json)</source>
+        <translation>JSON 文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Netron attachments (*.json)</source>
+        <translation>Netron 附件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>List every graph node (long: one row per node, shape computations included)</source>
+        <translation>列出每个图节点（较长：每个节点一行，包括形状计算）</translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <source>Cannot export</source>
+        <translation>无法导出</translation>
     </message>
 </context>
 <context>
@@ -1975,6 +2224,10 @@
         <source>Measured, caching</source>
         <translation>实测，缓存</translation>
     </message>
+    <message>
+        <source>Run the probe to measure the CUDA context, the peak per category and the allocation timeline on this GPU; theory and measurement are then plotted side by side.</source>
+        <translation>运行探针以在此 GPU 上测量 CUDA 上下文、各类别的峰值和分配时间线；随后理论值与实测值将并排绘制。</translation>
+    </message>
 </context>
 <context>
     <name>gui::ScalingPage</name>
@@ -2132,6 +2385,10 @@
         <source>Fits on %1 × %2 — GPU %3, the most loaded, has %4 headroom, max global batch %5</source>
         <extracomment>%1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it, %5 largest global batch that fits</extracomment>
         <translation>可放入 %1 × %2 — 负载最重的 GPU %3 仍有 %4 余量，最大全局批量 %5</translation>
+    </message>
+    <message>
+        <source> · %1, %2</source>
+        <translation> · %1，%2</translation>
     </message>
 </context>
 <context>

@@ -158,6 +158,9 @@ int run(int argc, char** argv)
     }
     Report report = buildReport(model, config, ro);
 
+    // Commands that write files say one line per file; the table comes only when asked (--table) or when
+    // nothing was written.
+    std::vector<std::string> written;
     if (o.probe || o.probePlan) {
         const int64_t batch = model.batchSymbol >= 0 ? config.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
         const std::vector<int64_t> batches =
@@ -168,6 +171,8 @@ int run(int argc, char** argv)
             std::string error;
             if (!writeFile(*o.probePlan, toJson(plan).dump() + "\n", error))
                 throw Error(error);
+            written.push_back("probe plan (" + std::to_string(plan.events.size()) + " events, "
+                              + std::to_string(plan.batchPlans.size()) + " batch sizes) -> " + *o.probePlan);
         }
         if (o.probe) {
             const ProbeResult result = runProbe(plan, o.probePath.value_or(""), o.probeTimeout);
@@ -192,11 +197,22 @@ int run(int argc, char** argv)
         std::string error;
         if (!writeFile(*o.netron, toNetronAttachment(model, report).dump(1) + "\n", error))
             throw Error(error);
+        written.push_back("Netron attachment (" + std::to_string(model.nodes.size()) + " nodes) -> " + *o.netron);
+    }
+    if (o.csvFile) {
+        std::string error;
+        if (!writeFile(*o.csvFile, toCsv(model, report), error))
+            throw Error(error);
+        written.push_back("CSV layer table (" + std::to_string(model.nodes.size()) + " rows) -> " + *o.csvFile);
     }
     if (o.pdf) {
-        if (auto error = cli::exportPdf(*o.pdf, model, config, o.lang, argc, argv))
+        if (auto error = cli::exportPdf(*o.pdf, model, config, o.lang, argc, argv, o.depth, o.pdfAllNodes))
             throw Error(*error);
+        written.push_back(std::string("PDF report") + (o.pdfAllNodes ? " (every node)" : "") + " -> " + *o.pdf);
     }
+    // With --json or --csv on stdout, stdout stays machine-readable: the lines go to stderr.
+    for (const std::string& w : written)
+        (o.json || o.csv ? std::cerr : std::cout) << "wrote " << w << "\n";
 
     if (o.json) {
         nlohmann::json j = toJson(model, report, ro);
@@ -205,8 +221,8 @@ int run(int argc, char** argv)
         std::cout << j.dump(1) << "\n";
     } else if (o.csv) {
         std::cout << toCsv(model, report);
-    } else {
-        std::cout << cli::humanReport(model, report, o.depth);
+    } else if (written.empty() || o.table || o.maxBatch || report.probe) {
+        std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
         if (o.maxBatch)
             std::cout << "Max batch on " << report.fit.gpu << ": "
                       << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell") : std::to_string(report.fit.maxBatch))

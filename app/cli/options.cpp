@@ -106,13 +106,16 @@ Hardware
   --allocator exact|caching|expandable   allocator model (default caching)
 Output
   --depth D              layer-tree depth of the table (default 3)
+  --all-nodes            unfold the shape computations and list every graph node in the table
+  --table                print the table even when --pdf/--csv FILE/--netron/--probe-plan write files
   --max-batch            search the largest batch that fits
   --max SYMBOL           search the largest value of SYMBOL that fits (e.g. --max seq: longest context)
   --timeline             include the forward/backward timeline (JSON)
   --json                 one JSON object (schema headroom.report/1)
-  --csv                  the layer table as CSV
+  --csv [FILE.csv]       the layer table as CSV (one row per node), on stdout or into FILE.csv
   --netron FILE          write a Netron attachment (per-node metrics)
   --pdf FILE             write the PDF memory report
+  --pdf-all-nodes        the PDF lists every graph node instead of the layer tree
   --probe                replay the plan on the GPU with headroom-probe
   --probe-path PATH      headroom-probe executable (default: beside this program)
   --probe-plan FILE      write the probe's plan (JSON) without running it, to replay elsewhere
@@ -251,7 +254,19 @@ Options parseOptions(int argc, char** argv)
         else if (a == "--max") o.maxSymbol = value(a);
         else if (a == "--timeline") o.timeline = true;
         else if (a == "--json") o.json = true;
-        else if (a == "--csv") o.csv = true;
+        else if (a == "--csv") {
+            // A following argument ending in .csv is the file; anything else stays the model or an option.
+            if (hasInline)
+                o.csvFile = inlineValue;
+            else if (i + 1 < argc && std::string(argv[i + 1]).size() > 4 && argv[i + 1][0] != '-'
+                     && std::string(argv[i + 1]).ends_with(".csv"))
+                o.csvFile = argv[++i];
+            else
+                o.csv = true;
+        }
+        else if (a == "--all-nodes") o.allNodes = true;
+        else if (a == "--pdf-all-nodes") o.pdfAllNodes = true;
+        else if (a == "--table") o.table = true;
         else if (a == "--pdf") o.pdf = value(a);
         else if (a == "--netron") o.netron = value(a);
         else if (a == "--probe") o.probe = true;
@@ -278,6 +293,10 @@ Options parseOptions(int argc, char** argv)
         throw UsageError{"no model file given (see --help)"};
     if (o.json && o.csv)
         throw UsageError{"--json and --csv cannot be combined"};
+    if (o.csvFile && o.csvFile->empty())
+        throw UsageError{"--csv= needs a file name"};
+    if (o.pdfAllNodes && !o.pdf)
+        throw UsageError{"--pdf-all-nodes applies to --pdf FILE"};
     if (o.config.strategy != Strategy::Single && o.config.gpus < 2)
         throw UsageError{"--strategy needs --gpus N with N >= 2"};
     if (o.config.gpus > 1 && o.config.strategy == Strategy::Single)

@@ -15,7 +15,8 @@
 namespace headroom::cli {
 
 std::optional<std::string> exportPdf(const std::string& file, const Model& model, const Config& config,
-                                     const std::optional<std::string>& lang, int argc, char** argv)
+                                     const std::optional<std::string>& lang, int argc, char** argv, int depth,
+                                     bool allNodes)
 {
 #if HEADROOM_CLI_PDF
     // QCustomPlot charts are widgets, so a QApplication is needed even headless: fall back to the
@@ -29,11 +30,14 @@ std::optional<std::string> exportPdf(const std::string& file, const Model& model
     (void)lang;
 #endif
     QString error;
-    if (!writePdfReport(QString::fromStdString(file), model, config, &error))
+    PdfReportOptions options;
+    options.depth = depth;
+    options.allNodes = allNodes;
+    if (!writePdfReport(QString::fromStdString(file), model, config, &error, options))
         return error.toStdString();
     return std::nullopt;
 #else
-    (void)model; (void)config; (void)lang; (void)argc; (void)argv;
+    (void)model; (void)config; (void)lang; (void)argc; (void)argv; (void)depth; (void)allNodes;
     return file + ": cannot write a PDF: headroom-cli was built without the GUI (HEADROOM_GUI=OFF)";
 #endif
 }

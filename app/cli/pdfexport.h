@@ -10,6 +10,7 @@ namespace headroom::cli {
 // Writes the PDF report through the GUI library's writer (Qt), creating an offscreen application when
 // needed. Returns an error line, or nothing on success. Without the GUI build: "built without the GUI".
 std::optional<std::string> exportPdf(const std::string& file, const Model& model, const Config& config,
-                                     const std::optional<std::string>& lang, int argc, char** argv);
+                                     const std::optional<std::string>& lang, int argc, char** argv, int depth = 3,
+                                     bool allNodes = false);
 
 } // namespace headroom::cli

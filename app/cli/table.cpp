@@ -37,30 +37,62 @@ struct Row {
 };
 
 void collect(const Model& model, const Report& report, const std::vector<LayerCost>& costs, int layer, int depth,
-             const std::string& indent, std::vector<Row>& rows)
+             const std::string& indent, bool allNodes, std::vector<Row>& rows)
 {
     const LayerNode& l = model.layers[static_cast<size_t>(layer)];
-    const LayerCost& c = costs[static_cast<size_t>(layer)];
-    if (layer != 0) {
-        Row r;
-        r.name = indent + l.name;
-        if (c.nodes == 1 && c.lastNode >= 0)
-            r.op = model.nodes[static_cast<size_t>(c.lastNode)].op;
-        if (c.lastNode >= 0) {
-            const Node& last = model.nodes[static_cast<size_t>(c.lastNode)];
-            if (!last.outputs.empty() && last.outputs[0] >= 0)
-                r.shape = shapeString(model, last.outputs[0], &report.evaluation.shapes.values);
-        }
-        r.params = c.params ? formatCount(c.params) : "--";
-        r.activations = c.unknownShape ? "unknown" : formatBytes(c.outputBytes);
-        r.saved = formatBytes(c.savedBytes);
-        rows.push_back(std::move(r));
-    }
     if (l.depth >= depth)
         return;
-    const std::string childIndent = layer == 0 ? std::string() : indent + "  ";
-    for (int child : l.children)
-        collect(model, report, costs, child, depth, childIndent, rows);
+    const std::vector<NodeCost>& nodeCosts = report.evaluation.nodes;
+    auto shapeOf = [&](int node) {
+        const Node& n = model.nodes[static_cast<size_t>(node)];
+        return !n.outputs.empty() && n.outputs[0] >= 0 ? shapeString(model, n.outputs[0], &report.evaluation.shapes.values)
+                                                       : std::string();
+    };
+    for (const TreeEntry& entry : treeEntries(model, layer, allNodes)) {
+        Row r;
+        r.name = indent;
+        if (entry.layer >= 0) {
+            const LayerNode& child = model.layers[static_cast<size_t>(entry.layer)];
+            const LayerCost& c = costs[static_cast<size_t>(entry.layer)];
+            r.name += child.name;
+            if (c.nodes == 1 && c.lastNode >= 0)
+                r.op = model.nodes[static_cast<size_t>(c.lastNode)].op;
+            if (c.lastNode >= 0)
+                r.shape = shapeOf(c.lastNode);
+            r.params = c.params ? formatCount(c.params) : "--";
+            r.activations = c.unknownShape ? "unknown" : formatBytes(c.outputBytes);
+            r.saved = formatBytes(c.savedBytes);
+            rows.push_back(std::move(r));
+            collect(model, report, costs, entry.layer, depth, indent + "  ", allNodes, rows);
+            continue;
+        }
+        // Graph nodes are rows only when asked for; the folded row sums its nodes.
+        const std::vector<int> nodes = entry.node >= 0 ? std::vector<int>{entry.node} : entry.shapeNodes;
+        if (entry.node >= 0 && !allNodes)
+            continue;
+        int64_t params = 0, out = 0, saved = 0;
+        bool unknown = false;
+        for (int n : nodes) {
+            const NodeCost c = static_cast<size_t>(n) < nodeCosts.size() ? nodeCosts[static_cast<size_t>(n)] : NodeCost{};
+            params += c.params;
+            out += c.outputBytes;
+            saved += c.savedBytes;
+            unknown = unknown || c.unknownShape;
+        }
+        if (entry.node >= 0) {
+            const Node& n = model.nodes[static_cast<size_t>(entry.node)];
+            const auto slash = n.name.find_last_of('/');
+            r.name += n.name.empty() ? n.op : slash == std::string::npos ? n.name : n.name.substr(slash + 1);
+            r.op = n.op;
+            r.shape = shapeOf(entry.node);
+        } else {
+            r.name += "shape computations (" + std::to_string(nodes.size()) + " nodes)";
+        }
+        r.params = params ? formatCount(params) : "--";
+        r.activations = unknown ? "unknown" : formatBytes(out);
+        r.saved = formatBytes(saved);
+        rows.push_back(std::move(r));
+    }
 }
 
 std::string line(size_t width, const char* glyph)
@@ -73,7 +105,7 @@ std::string line(size_t width, const char* glyph)
 
 } // namespace
 
-std::string humanReport(const Model& model, const Report& report, int depth)
+std::string humanReport(const Model& model, const Report& report, int depth, bool allNodes)
 {
     const Evaluation& e = report.evaluation;
     const Breakdown& m = e.memory;
@@ -109,7 +141,7 @@ std::string humanReport(const Model& model, const Report& report, int depth)
     const std::vector<LayerCost> costs = aggregateLayers(model, e);
     std::vector<Row> rows;
     if (!model.layers.empty())
-        collect(model, report, costs, 0, depth, "", rows);
+        collect(model, report, costs, 0, depth, "", allNodes, rows);
     const size_t wName = 44, wOp = 20, wShape = 22, wNum = 12;
     const size_t width = wName + wOp + wShape + 3 * wNum + 5;
     out << line(width, "─") << "\n";

@@ -30,6 +30,7 @@ BatchSweepChart::BatchSweepChart(QWidget* parent)
 
 void BatchSweepChart::setReport(const headroom::Model& model, const headroom::Report& report)
 {
+    showData();
     m_points = report.batchSweep;
     m_maxBatch = report.fit.maxBatch;
     QCustomPlot* p = plot();

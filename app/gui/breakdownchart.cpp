@@ -8,8 +8,7 @@ BreakdownChart::BreakdownChart(QWidget* parent)
     : Chart(parent)
 {
     QCustomPlot* p = plot();
-    p->legend->setVisible(true);
-    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    placeLegendBelow(p);
     setBytesAxis(p->xAxis);
     p->xAxis->setLabel(tr("GPU memory"));
     applyPalette();
@@ -17,6 +16,7 @@ BreakdownChart::BreakdownChart(QWidget* parent)
 
 void BreakdownChart::setReport(const headroom::Model&, const headroom::Report& report)
 {
+    showData();
     const headroom::Config& c = report.config;
     const headroom::Breakdown& m = report.evaluation.memory;
     m_bars.clear();

@@ -1,8 +1,22 @@
 #include "chart.h"
 
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QStackedLayout>
+#ifdef HEADROOM_HAVE_SVG
+#include <QSvgGenerator>
+#endif
+
+#include <QCursor>
 #include <QEvent>
+#include <QPainter>
+#include <QToolTip>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gui {
@@ -43,14 +57,55 @@ QColor categoryColor(int index)
     return colors[static_cast<size_t>(index) % std::size(colors)];
 }
 
+void placeLegendBelow(QCustomPlot* plot, int columns)
+{
+    QCPLegend* legend = plot->legend;
+    if (!legend)
+        return;
+    legend->setVisible(true);
+    if (QCPLayoutInset* inset = plot->axisRect()->insetLayout(); inset->elements(false).contains(legend))
+        inset->take(legend);
+    if (plot->plotLayout()->hasElement(1, 0))
+        return;
+    plot->plotLayout()->addElement(1, 0, legend);
+    plot->plotLayout()->setRowStretchFactor(1, 0.001); // as tall as its items, the axis rect takes the rest
+    plot->plotLayout()->setRowSpacing(4);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(columns);
+    legend->setMargins(QMargins(6, 2, 6, 2));
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(12);
+}
+
 Chart::Chart(QWidget* parent)
     : QWidget(parent)
     , m_plot(new QCustomPlot(this))
     , m_bytesTicker(new BytesTicker)
 {
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_plot);
+    m_stack = new QStackedLayout(this);
+    m_stack->setContentsMargins(0, 0, 0, 0);
+    m_empty = new QLabel(tr("Open an ONNX model (File > Open, or drop one on the window) to see this chart."), this);
+    m_empty->setObjectName(QStringLiteral("chartEmptyState"));
+    m_empty->setAlignment(Qt::AlignCenter);
+    m_empty->setWordWrap(true);
+    m_stack->addWidget(m_empty);
+    m_stack->addWidget(m_plot);
+    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        QMenu menu(this);
+        menu.addAction(tr("Save Chart As…"), this, [this] {
+            QStringList filters;
+            for (const QString& f : saveFormats())
+                filters << tr("%1 files (*.%2)").arg(f.toUpper(), f);
+            const QString name = objectName().isEmpty() ? QStringLiteral("chart") : objectName();
+            const QString file = QFileDialog::getSaveFileName(this, tr("Save chart"), QDir::home().filePath(name + QStringLiteral(".png")),
+                                                              filters.join(QStringLiteral(";;")));
+            QString error;
+            if (!file.isEmpty() && !saveChart(file, &error))
+                QToolTip::showText(QCursor::pos(), error, this);
+        });
+        menu.exec(m_plot->mapToGlobal(pos));
+    });
     m_plot->setMinimumSize(240, 160);
     m_plot->setNoAntialiasingOnDrag(true);
     // Replots are queued and coalesced with the event loop; the GUI never waits on a chart.
@@ -70,6 +125,59 @@ void Chart::setUnits(headroom::Units units)
     m_units = units;
     m_bytesTicker->setUnits(units);
     queueReplot();
+}
+
+QStringList Chart::saveFormats()
+{
+    QStringList formats{QStringLiteral("png"), QStringLiteral("pdf")};
+#ifdef HEADROOM_HAVE_SVG
+    formats << QStringLiteral("svg");
+#endif
+    return formats;
+}
+
+bool Chart::saveChart(const QString& file, QString* error)
+{
+    const QString suffix = QFileInfo(file).suffix().toLower();
+    const int w = std::max(m_plot->width(), 640), h = std::max(m_plot->height(), 400);
+    bool ok = false;
+    if (suffix == QLatin1String("png")) {
+        ok = m_plot->savePng(file, w, h, 2.0);
+    } else if (suffix == QLatin1String("pdf")) {
+        ok = m_plot->savePdf(file, w, h);
+#ifdef HEADROOM_HAVE_SVG
+    } else if (suffix == QLatin1String("svg")) {
+        QSvgGenerator svg;
+        svg.setFileName(file);
+        svg.setSize(QSize(w, h));
+        svg.setViewBox(QRect(0, 0, w, h));
+        svg.setTitle(objectName());
+        QPainter painter;
+        ok = painter.begin(&svg);
+        if (ok) {
+            paintChart(&painter, QRectF(0, 0, w, h), QSize(w, h));
+            ok = painter.end();
+        }
+#endif
+    } else {
+        if (error)
+            *error = tr("%1: unknown image format (use %2)").arg(QDir::toNativeSeparators(file), saveFormats().join(QStringLiteral(", ")));
+        return false;
+    }
+    if (!ok && error)
+        *error = tr("%1: cannot write the chart").arg(QDir::toNativeSeparators(file));
+    return ok;
+}
+
+void Chart::setEmptyText(const QString& text)
+{
+    m_empty->setText(text);
+}
+
+void Chart::showData()
+{
+    m_hasData = true;
+    m_stack->setCurrentWidget(m_plot);
 }
 
 void Chart::queueReplot()

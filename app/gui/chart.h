@@ -45,6 +45,10 @@ protected:
 // Category colours, readable on light and dark backgrounds.
 QColor categoryColor(int index);
 
+// Moves the plot's legend out of the axis rect into a row below it, laid out in up to `columns`
+// columns: a legend inside the plotted area covers data (a bar, the end of a curve) sooner or later.
+void placeLegendBelow(QCustomPlot* plot, int columns = 4);
+
 class Chart : public QWidget
 {
     Q_OBJECT
@@ -56,6 +60,9 @@ public:
     void setUnits(headroom::Units units);
     headroom::Units units() const { return m_units; }
     QCustomPlot* plot() const { return m_plot; }
+    // Until the first report the chart shows this line instead of empty axes.
+    void setEmptyText(const QString& text);
+    bool hasData() const { return m_hasData; }
 
     // Paints the chart into `target` on any painter as vector drawing. The chart is laid out at
     // `logicalSize` (default: the target's size) and scaled to the target, so fonts keep their size
@@ -64,12 +71,18 @@ public:
     QPicture picture(QSize size) const;
     // A replot now (not queued): for images and tests.
     void replotNow();
+    // Writes the chart as PNG, PDF or SVG (by the file's suffix); false and *error on failure. The
+    // chart's context menu offers it ("Save chart as...").
+    bool saveChart(const QString& file, QString* error = nullptr);
+    static QStringList saveFormats(); // "png", "pdf" and, built with Qt SVG, "svg"
 
 protected:
     void changeEvent(QEvent* event) override;
     // Re-applies the palette's colours to axes, grid, legend and text items.
     virtual void applyPalette();
     void queueReplot();
+    // Called by setReport: the plot replaces the empty-state line.
+    void showData();
     QCPAxis* bytesAxis() const { return m_bytesAxis; }
     // Makes `axis` show bytes in the chosen units.
     void setBytesAxis(QCPAxis* axis);
@@ -78,6 +91,9 @@ protected:
 
 private:
     QCustomPlot* m_plot;
+    class QStackedLayout* m_stack = nullptr;
+    class QLabel* m_empty = nullptr;
+    bool m_hasData = false;
     QCPAxis* m_bytesAxis = nullptr;
     QSharedPointer<BytesTicker> m_bytesTicker;
 };

@@ -32,13 +32,13 @@ CheckpointChart::CheckpointChart(QWidget* parent)
     integers->setTickStep(1);
     integers->setScaleStrategy(QCPAxisTickerFixed::ssMultiples); // 1, 2, 3 ... or 2, 4, 6 when crowded
     p->xAxis->setTicker(integers);
-    p->legend->setVisible(true);
-    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    placeLegendBelow(p);
     applyPalette();
 }
 
 void CheckpointChart::setReport(const headroom::Model&, const headroom::Report& report)
 {
+    showData();
     m_points = report.checkpointCurve;
     QVector<double> ks, peaks, macs;
     double topPeak = 1, topMacs = 1;

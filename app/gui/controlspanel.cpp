@@ -17,6 +17,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gui {
@@ -116,6 +117,23 @@ ControlsPanel::ControlsPanel(QWidget* parent)
 
     addChoices();
 
+    // Tooltips say what a control changes in the accounting, in the user's words.
+    m_mode->setToolTip(tr("Training adds gradients, optimizer states and the activations kept for backward; "
+                          "inference keeps only what is live."));
+    m_dtype->setToolTip(tr("Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
+                           "weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies."));
+    m_optimizer->setToolTip(tr("Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes "
+                               "(two FP32 moments), 8-bit Adam 2 bytes."));
+    m_loss->setToolTip(tr("Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for "
+                          "language models); None when the graph computes its own loss."));
+    m_gpu->setObjectName(QStringLiteral("gpuCombo"));
+    m_dtype->setObjectName(QStringLiteral("dtypeCombo"));
+    m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
+    m_gpu->setToolTip(tr("The GPU the verdict is for: its memory as PyTorch sees it, minus the CUDA context."));
+    m_capacity->setToolTip(tr("Memory of a GPU not in the list, in GiB."));
+    m_units->setToolTip(tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
+    for (QWidget* w : std::initializer_list<QWidget*>{m_mode, m_dtype, m_optimizer, m_loss, m_gpu, m_capacity, m_units})
+        w->setWhatsThis(w->toolTip());
     m_checkpoint->setRange(0, 64);
     m_checkpoint->setSpecialValueText(tr("off"));
     m_checkpoint->setToolTip(tr("torch.utils.checkpoint_sequential segments: fewer saved activations, more recomputation."));
@@ -231,6 +249,26 @@ void ControlsPanel::updateStrategyWidgets()
     m_offload->setEnabled(multi && isZero(strategy));
 }
 
+QString ControlsPanel::symbolMeaning(const headroom::Symbol& s)
+{
+    // From the symbol's name and the input axis it first appears on (Symbol::origin, "input_ids[1]").
+    const QString name = qs(s.name).toLower();
+    const QString origin = qs(s.origin).toLower();
+    auto has = [&](std::initializer_list<const char*> words) {
+        return std::any_of(words.begin(), words.end(), [&](const char* w) { return name.contains(QLatin1String(w)); });
+    };
+    if (has({"seq", "len", "token", "time", "context", "past"}) || (origin.contains(QLatin1String("ids")) && origin.endsWith(QLatin1String("[1]")))
+        || (origin.contains(QLatin1String("mask")) && origin.endsWith(QLatin1String("[1]"))))
+        return tr("Sequence length");
+    if (has({"height"}) || name == QLatin1String("h"))
+        return tr("Image height");
+    if (has({"width"}) || name == QLatin1String("w"))
+        return tr("Image width");
+    if (has({"channel"}))
+        return tr("Channels");
+    return qs(s.name);
+}
+
 void ControlsPanel::setModel(const headroom::Model& model)
 {
     while (m_symbolsForm->rowCount() > 0)
@@ -247,8 +285,13 @@ void ControlsPanel::setModel(const headroom::Model& model)
         slider->setRange(1, std::max<int>(65536, static_cast<int>(std::min<int64_t>(s.value, 1 << 30))));
         const QString key = QStringLiteral("symbols/") + qs(s.name);
         slider->setValue(settings.value(key, QVariant::fromValue<qlonglong>(s.value)).toInt());
-        slider->setToolTip(tr("%1, first seen at %2 (%3)").arg(qs(s.name), qs(s.origin), qs(s.defaultSource)));
-        const QString label = isBatch ? tr("Batch (%1):").arg(qs(s.name)) : tr("%1:").arg(qs(s.name));
+        // Name the size for what it is ("sequence length"), keep the file's symbol name as a detail.
+        const QString meaning = isBatch ? tr("Batch size") : symbolMeaning(s);
+        slider->setToolTip(isBatch ? tr("Samples per step. Drag it to see where the model stops fitting. (Input size '%1' in the file.)").arg(qs(s.name))
+                                   : tr("%1 of the model's input. Drag it to see how memory grows with it. (Input size '%2' in the file.)")
+                                         .arg(meaning, qs(s.name)));
+        slider->setWhatsThis(slider->toolTip());
+        const QString label = meaning.isEmpty() ? tr("%1:").arg(qs(s.name)) : tr("%1:").arg(meaning);
         m_symbolsForm->addRow(label, slider);
         connect(slider, &LogSlider::valueChanged, this, &ControlsPanel::changed);
         m_symbolSliders.push_back(slider);

@@ -45,6 +45,8 @@ public:
     LogSlider* symbolSlider(int symbol) const;
 
     void saveSettings() const;
+    // What a model symbol is, for a label: "Sequence length", "Image height", else its own name.
+    static QString symbolMeaning(const headroom::Symbol& symbol);
     void restoreSettings();
 
 signals:

@@ -4,6 +4,7 @@
 #include "layerfiltermodel.h"
 #include "layertreemodel.h"
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -15,6 +16,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace gui {
 
 LayersPage::LayersPage(QWidget* parent)
@@ -24,16 +27,26 @@ LayersPage::LayersPage(QWidget* parent)
     , m_view(new LayerTreeView(this))
     , m_filter(new QLineEdit(this))
     , m_depth(new QSpinBox(this))
+    , m_showShape(new QCheckBox(tr("Show shape computations"), this))
 {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout;
-    m_filter->setPlaceholderText(tr("Filter by layer name or op"));
+    m_filter->setPlaceholderText(tr("Filter by layer name or op (Ctrl+F)"));
     m_filter->setClearButtonEnabled(true);
+    m_filter->setToolTip(tr("Shows the layers whose name or operator contains this text, with their parents."));
     bar->addWidget(m_filter, 1);
-    bar->addWidget(new QLabel(tr("Expand to depth:"), this));
+    auto* depthLabel = new QLabel(tr("Depth:"), this);
+    depthLabel->setBuddy(m_depth);
+    bar->addWidget(depthLabel);
     m_depth->setRange(0, 16);
-    m_depth->setValue(2);
+    m_depth->setValue(3);
+    m_depth->setToolTip(tr("How many levels of the layer tree are open; the PDF report's layer table uses depth 3."));
+    depthLabel->setToolTip(m_depth->toolTip());
     bar->addWidget(m_depth);
+    m_showShape->setObjectName(QStringLiteral("showShapeComputations"));
+    m_showShape->setToolTip(tr("List the exporter's shape arithmetic (Shape, Gather, Concat, Unsqueeze, ... on "
+                               "shape-sized integers) in place instead of one folded row per layer."));
+    bar->addWidget(m_showShape);
     layout->addLayout(bar);
     layout->addWidget(m_view, 1);
 
@@ -42,6 +55,7 @@ LayersPage::LayersPage(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(-1, Qt::AscendingOrder); // topological order until the user sorts
     m_view->setUniformRowHeights(true);
+    m_view->setIndentation(std::max(12, m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'))));
     m_view->setAlternatingRowColors(true);
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setObjectName(QStringLiteral("layerTree"));
@@ -56,6 +70,7 @@ LayersPage::LayersPage(QWidget* parent)
             m_view->expandAll();
     });
     connect(m_depth, &QSpinBox::valueChanged, this, &LayersPage::expandToDepth);
+    connect(m_showShape, &QCheckBox::toggled, m_model, &LayerTreeModel::setShowShapeComputations);
     connect(m_model, &QAbstractItemModel::modelReset, this, &LayersPage::modelReset);
 }
 
@@ -69,14 +84,24 @@ void LayersPage::expandToDepth()
 void LayersPage::modelReset()
 {
     expandToDepth();
+    // Figures sized to their content, the name column takes what is left: the byte columns stay on screen.
     QHeaderView* header = m_view->header();
     header->setStretchLastSection(false);
-    m_view->setColumnWidth(LayerTreeModel::NameColumn, 260);
-    m_view->setColumnWidth(LayerTreeModel::OpColumn, 130);
-    m_view->setColumnWidth(LayerTreeModel::ShapeColumn, 150);
-    for (int c = LayerTreeModel::ParamsColumn; c < LayerTreeModel::NUM_COLUMNS; ++c)
-        m_view->setColumnWidth(c, 110);
-    m_view->setColumnWidth(LayerTreeModel::SavedColumn, 140);
+    header->setMinimumSectionSize(48);
+    // Measured once per model, not per slider tick (ResizeToContents would re-measure on every dataChanged).
+    // Op and shape are capped (elided, full text in the tooltip) so the names keep the room they need.
+    const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
+    for (int c = LayerTreeModel::OpColumn; c < LayerTreeModel::NUM_COLUMNS; ++c) {
+        header->setSectionResizeMode(c, QHeaderView::Interactive);
+        m_view->resizeColumnToContents(c);
+        int width = std::max(m_view->columnWidth(c), header->sectionSizeHint(c));
+        if (c == LayerTreeModel::OpColumn)
+            width = std::min(width, 9 * em);
+        else if (c == LayerTreeModel::ShapeColumn)
+            width = std::min(width, 11 * em);
+        m_view->setColumnWidth(c, width);
+    }
+    header->setSectionResizeMode(LayerTreeModel::NameColumn, QHeaderView::Stretch);
 }
 
 void LayersPage::selectNodes(const std::vector<int>& nodes)

@@ -4,6 +4,7 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QLineEdit;
 class QSpinBox;
 class QTreeView;
@@ -22,6 +23,7 @@ public:
     LayerFilterModel* proxy() const { return m_proxy; }
     QTreeView* view() const { return m_view; }
     QLineEdit* filterEdit() const { return m_filter; }
+    QCheckBox* shapeToggle() const { return m_showShape; }
 
     // After a model reset: expand to the chosen depth and size the columns.
     void modelReset();
@@ -36,6 +38,7 @@ private:
     QTreeView* m_view;
     QLineEdit* m_filter;
     QSpinBox* m_depth;
+    QCheckBox* m_showShape;
 };
 
 } // namespace gui

@@ -1,5 +1,6 @@
 #include "layertreemodel.h"
 
+#include "headroom/layercost.h"
 #include "headroom/shapes.h"
 
 #include <algorithm>
@@ -36,13 +37,34 @@ LayerTreeModel::LayerTreeModel(QObject* parent)
 
 void LayerTreeModel::setModel(ModelPtr model)
 {
-    beginResetModel();
     m_model = std::move(model);
-    m_items.clear();
-    m_nodeItem.assign(m_model ? m_model->nodes.size() : 0, -1);
     m_freeze.clear();
     m_values.clear();
     m_peak = 0;
+    m_lastNodes.clear();
+    m_lastPeakLive.clear();
+    rebuild();
+}
+
+void LayerTreeModel::setShowShapeComputations(bool show)
+{
+    if (show == m_showShape)
+        return;
+    m_showShape = show;
+    // The rows change, the figures do not: rebuild and re-aggregate the last report's node costs.
+    const std::vector<std::string> freeze = m_freeze;
+    rebuild();
+    m_freeze = freeze;
+    updateFrozen();
+    if (!m_lastNodes.empty())
+        aggregate();
+}
+
+void LayerTreeModel::rebuild()
+{
+    beginResetModel();
+    m_items.clear();
+    m_nodeItem.assign(m_model ? m_model->nodes.size() : 0, -1);
     if (m_model) {
         m_items.reserve(m_model->layers.size() + m_model->nodes.size() + 1);
         addItem(LayerItem{}, -1);
@@ -66,42 +88,48 @@ void LayerTreeModel::setModel(ModelPtr model)
 
 void LayerTreeModel::buildLayer(int layer, int parentItem)
 {
-    const headroom::LayerNode& l = m_model->layers[static_cast<size_t>(layer)];
-    // Child layers and direct graph nodes, in topological order.
-    std::vector<std::pair<int, int>> entries; // (first node, child layer or -1 - node)
-    for (int c : l.children)
-        entries.emplace_back(m_model->layers[static_cast<size_t>(c)].firstNode, c);
-    for (int n : l.nodes)
-        entries.emplace_back(n, -1 - n);
-    std::stable_sort(entries.begin(), entries.end());
-    for (const auto& [first, what] : entries) {
-        if (what >= 0) {
-            const headroom::LayerNode& c = m_model->layers[static_cast<size_t>(what)];
+    // The same rows as the CLI table and the PDF (core treeEntries): child layers and graph nodes in
+    // topological order, the layer's shape computations folded into one last row unless shown.
+    for (const headroom::TreeEntry& entry : headroom::treeEntries(*m_model, layer, m_showShape)) {
+        if (entry.layer >= 0) {
+            const headroom::LayerNode& c = m_model->layers[static_cast<size_t>(entry.layer)];
             LayerItem item;
-            item.layer = what;
+            item.layer = entry.layer;
             item.name = qs(c.name);
             item.path = qs(c.path);
             if (c.children.empty() && c.nodes.size() == 1) {
                 item.node = c.nodes.front();
                 m_nodeItem[static_cast<size_t>(item.node)] = addItem(std::move(item), parentItem);
             } else {
-                buildLayer(what, addItem(std::move(item), parentItem));
+                buildLayer(entry.layer, addItem(std::move(item), parentItem));
             }
+        } else if (entry.node >= 0) {
+            addNodeRow(entry.node, parentItem);
         } else {
-            const int n = -1 - what;
-            if (n < 0 || static_cast<size_t>(n) >= m_nodeItem.size() || m_nodeItem[static_cast<size_t>(n)] >= 0)
-                continue;
-            const headroom::Node& node = m_model->nodes[static_cast<size_t>(n)];
-            LayerItem item;
-            item.node = n;
-            const auto slash = node.name.find_last_of('/');
-            item.name = qs(node.name.empty() ? node.op : (slash == std::string::npos ? node.name : node.name.substr(slash + 1)));
-            if (item.name.isEmpty())
-                item.name = qs(node.op);
-            item.path = qs(m_model->nodePath(n));
-            m_nodeItem[static_cast<size_t>(n)] = addItem(std::move(item), parentItem);
+            LayerItem group;
+            group.shapeGroup = true;
+            group.name = tr("shape computations (%n nodes)", nullptr, static_cast<int>(entry.shapeNodes.size()));
+            group.path = qs(m_model->layers[static_cast<size_t>(layer)].path);
+            const int g = addItem(std::move(group), parentItem);
+            for (int n : entry.shapeNodes)
+                addNodeRow(n, g);
         }
     }
+}
+
+void LayerTreeModel::addNodeRow(int n, int parentItem)
+{
+    if (n < 0 || static_cast<size_t>(n) >= m_nodeItem.size() || m_nodeItem[static_cast<size_t>(n)] >= 0)
+        return;
+    const headroom::Node& node = m_model->nodes[static_cast<size_t>(n)];
+    LayerItem item;
+    item.node = n;
+    const auto slash = node.name.find_last_of('/');
+    item.name = qs(node.name.empty() ? node.op : (slash == std::string::npos ? node.name : node.name.substr(slash + 1)));
+    if (item.name.isEmpty())
+        item.name = qs(node.op);
+    item.path = qs(m_model->nodePath(n));
+    m_nodeItem[static_cast<size_t>(n)] = addItem(std::move(item), parentItem);
 }
 
 void LayerTreeModel::setReport(const headroom::Report& report)
@@ -109,20 +137,36 @@ void LayerTreeModel::setReport(const headroom::Report& report)
     if (!m_model || m_items.empty())
         return;
     const headroom::Evaluation& e = report.evaluation;
-    for (LayerItem& item : m_items)
-        item.params = item.activationBytes = item.savedBytes = item.peakLiveBytes = 0;
-    for (size_t n = 0; n < e.nodes.size() && n < m_nodeItem.size(); ++n) {
-        LayerItem& item = m_items[static_cast<size_t>(m_nodeItem[n])];
-        item.params += e.nodes[n].params;
-        item.activationBytes += e.nodes[n].outputBytes;
-        item.savedBytes += e.nodes[n].savedBytes;
-    }
+    m_lastNodes = e.nodes;
+    m_lastPeakLive.clear();
     for (int t : e.peakLive) {
         const int producer = m_model->tensors[static_cast<size_t>(t)].producer;
-        if (producer >= 0 && static_cast<size_t>(producer) < m_nodeItem.size() && static_cast<size_t>(t) < e.shapes.bytes.size())
-            m_items[static_cast<size_t>(m_nodeItem[static_cast<size_t>(producer)])].peakLiveBytes
-                += std::max<int64_t>(0, e.shapes.bytes[static_cast<size_t>(t)]);
+        if (producer >= 0 && static_cast<size_t>(t) < e.shapes.bytes.size())
+            m_lastPeakLive.emplace_back(producer, std::max<int64_t>(0, e.shapes.bytes[static_cast<size_t>(t)]));
     }
+    aggregate();
+    m_values = e.shapes.values;
+    m_peak = e.memory.peak;
+    const bool freezeChanged = m_freeze != report.config.freeze;
+    m_freeze = report.config.freeze;
+    if (freezeChanged)
+        updateFrozen();
+    emitColumnsChanged(freezeChanged ? NameColumn : ShapeColumn, ShareColumn);
+}
+
+void LayerTreeModel::aggregate()
+{
+    for (LayerItem& item : m_items)
+        item.params = item.activationBytes = item.savedBytes = item.peakLiveBytes = 0;
+    for (size_t n = 0; n < m_lastNodes.size() && n < m_nodeItem.size(); ++n) {
+        LayerItem& item = m_items[static_cast<size_t>(m_nodeItem[n])];
+        item.params += m_lastNodes[n].params;
+        item.activationBytes += m_lastNodes[n].outputBytes;
+        item.savedBytes += m_lastNodes[n].savedBytes;
+    }
+    for (const auto& [producer, bytes] : m_lastPeakLive)
+        if (static_cast<size_t>(producer) < m_nodeItem.size())
+            m_items[static_cast<size_t>(m_nodeItem[static_cast<size_t>(producer)])].peakLiveBytes += bytes;
     // Pre-order storage: children come after their parent, so one backward pass aggregates.
     for (size_t i = m_items.size() - 1; i > 0; --i) {
         LayerItem& p = m_items[static_cast<size_t>(m_items[i].parent)];
@@ -131,13 +175,6 @@ void LayerTreeModel::setReport(const headroom::Report& report)
         p.savedBytes += m_items[i].savedBytes;
         p.peakLiveBytes += m_items[i].peakLiveBytes;
     }
-    m_values = e.shapes.values;
-    m_peak = e.memory.peak;
-    const bool freezeChanged = m_freeze != report.config.freeze;
-    m_freeze = report.config.freeze;
-    if (freezeChanged)
-        updateFrozen();
-    emitColumnsChanged(freezeChanged ? NameColumn : ShapeColumn, ShareColumn);
 }
 
 void LayerTreeModel::updateFrozen()
@@ -222,13 +259,17 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
     case FilterRole:
         return item.node >= 0 ? item.name + QLatin1Char(' ') + qs(m_model->nodes[static_cast<size_t>(item.node)].op) : item.name;
     case Qt::CheckStateRole:
-        if (column == NameColumn)
+        if (column == NameColumn && !item.shapeGroup)
             return item.frozen ? Qt::Checked : Qt::Unchecked;
         break;
     case Qt::ToolTipRole:
+        if (column == NameColumn && item.shapeGroup)
+            return tr("The exporter's shape arithmetic (Shape, Gather, Concat, ... on shape-sized integers): no "
+                      "memory to speak of. View > Show Shape Computations lists them in place.");
         if (column == NameColumn)
-            return item.path;
-        if (column == ShapeColumn)
+            return tr("%1\nTick to freeze: its parameters get no gradient and no optimizer state "
+                      "(fine-tuning).").arg(item.path);
+        if (column == ShapeColumn || column == OpColumn)
             return data(index, Qt::DisplayRole);
         break;
     case Qt::TextAlignmentRole:
@@ -264,7 +305,7 @@ bool LayerTreeModel::setData(const QModelIndex& index, const QVariant& value, in
 Qt::ItemFlags LayerTreeModel::flags(const QModelIndex& index) const
 {
     Qt::ItemFlags f = TreeModel<LayerItem>::flags(index);
-    if (index.isValid() && index.column() == NameColumn)
+    if (index.isValid() && index.column() == NameColumn && !m_items[index.internalId()].shapeGroup)
         f |= Qt::ItemIsUserCheckable;
     return f;
 }
@@ -275,13 +316,13 @@ QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, in
         return {};
     if (role == Qt::DisplayRole) {
         switch (section) {
-        case NameColumn: return tr("Layer");
+        case NameColumn: return tr("Freeze · Layer");
         case OpColumn: return tr("Op");
         case ShapeColumn: return tr("Output shape");
         case ParamsColumn: return tr("Params");
         case ActivationColumn: return tr("Activations");
-        case SavedColumn: return tr("Saved for backward");
-        case ShareColumn: return tr("Share of peak");
+        case SavedColumn: return tr("Saved");
+        case ShareColumn: return tr("Of peak");
         }
     } else if (role == Qt::ToolTipRole) {
         switch (section) {

@@ -11,6 +11,7 @@ namespace gui {
 struct LayerItem : TreeItem {
     int layer = -1;        // LayerNode, or -1 for a graph-node row
     int node = -1;         // graph node shown by this row, or -1 for an aggregate layer
+    bool shapeGroup = false; // the folded "shape computations" row of a layer (its nodes are children)
     QString name;
     QString path;          // what freezing this row adds to Config::freeze
     int64_t params = 0;
@@ -35,8 +36,11 @@ public:
 
     explicit LayerTreeModel(QObject* parent = nullptr);
 
-    // A new model: resets the tree (the only reset).
+    // A new model: resets the tree (a reset, like the toggle below).
     void setModel(ModelPtr model);
+    // Shape computations as their own rows in place (true) or folded into one row per layer (default).
+    void setShowShapeComputations(bool show);
+    bool showShapeComputations() const { return m_showShape; }
     // A new evaluation of the same model: dataChanged on the figure columns only.
     void setReport(const headroom::Report& report);
     void setUnits(headroom::Units units);
@@ -59,6 +63,9 @@ signals:
 
 private:
     void buildLayer(int layer, int parentItem);
+    void addNodeRow(int node, int parentItem);
+    void rebuild();
+    void aggregate();
     int64_t columnValue(const LayerItem& item, int column) const;
     void updateFrozen();
 
@@ -68,6 +75,9 @@ private:
     std::vector<std::string> m_freeze;
     headroom::Bindings m_values;
     int64_t m_peak = 0;
+    bool m_showShape = false;
+    std::vector<headroom::NodeCost> m_lastNodes;             // the last report's per-node figures
+    std::vector<std::pair<int, int64_t>> m_lastPeakLive;     // (producer node, bytes) live at the peak
 };
 
 bool globMatch(std::string_view pattern, std::string_view text);

@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 
 int main(int argc, char** argv)
 {
@@ -74,7 +75,30 @@ int main(int argc, char** argv)
         });
         window.setErrorHandler([](const QString&) {});
     }
+    // Help > Language: install the catalogue and rebuild the window in the new language, on the same
+    // model and geometry (every page builds its texts with tr() once, so a rebuild is the honest switch).
+    std::function<void(gui::MainWindow*)> wireLanguage = [&](gui::MainWindow* w) {
+        QObject::connect(w, &gui::MainWindow::languageChangeRequested, w, [&, w](const QString& chosen) {
+            language.installLanguage(app, chosen);
+            w->controls()->saveSettings(); // the new window starts from this one's configuration
+            auto* next = new gui::MainWindow;
+            next->setAttribute(Qt::WA_DeleteOnClose);
+            next->restoreGeometry(w->saveGeometry());
+            next->restoreState(w->saveState());
+            next->tabs()->setCurrentIndex(w->tabs()->currentIndex());
+            wireLanguage(next);
+            const QString file = w->currentFile();
+            next->show();
+            if (!file.isEmpty())
+                next->openFile(file);
+            w->hide();
+            if (w != &window) // the first window lives on main's stack
+                w->deleteLater();
+        });
+    };
     window.show();
+    if (shot.isEmpty())
+        wireLanguage(&window);
 
     const QStringList files = parser.positionalArguments();
     if (files.isEmpty())

@@ -3,6 +3,7 @@
 #include "batchsweepchart.h"
 #include "breakdownchart.h"
 #include "checkpointchart.h"
+#include "configundo.h"
 #include "controlspanel.h"
 #include "layerfiltermodel.h"
 #include "layerspage.h"
@@ -17,6 +18,10 @@
 #include "timelinepage.h"
 #include "toplayerschart.h"
 #include "verdict.h"
+#include "wheelguard.h"
+
+#include "headroom/headroom_config.h"
+#include "headroom/report.h"
 
 #if __has_include("probepage.h")
 #include "probepage.h"
@@ -31,8 +36,18 @@
 #define HEADROOM_HAVE_PDF_REPORT 0
 #endif
 
+#include <QActionGroup>
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QGridLayout>
+#include <QSaveFile>
+#include <QScreen>
+#include <QTextBrowser>
+#include <QUndoStack>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -48,7 +63,10 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolButton>
+#include <QWhatsThis>
 #include <QVBoxLayout>
+
+#include "languageservice.h"
 
 namespace gui {
 
@@ -90,6 +108,10 @@ MainWindow::MainWindow(QWidget* parent)
     layout->addWidget(m_verdict);
     layout->addWidget(m_tabs, 1);
     setCentralWidget(central);
+    // Tabs elide and scroll rather than widen the window (small screens, 200 % scaling, Chinese labels).
+    m_tabs->setElideMode(Qt::ElideRight);
+    m_tabs->setUsesScrollButtons(true);
+    m_tabs->setDocumentMode(true);
     m_tabs->addTab(m_layers, tr("Layers"));
     m_tabs->addTab(m_overview, tr("Breakdown"));
     m_tabs->addTab(m_timeline, tr("Timeline"));
@@ -102,6 +124,12 @@ MainWindow::MainWindow(QWidget* parent)
 
     auto* controlsDock = new QDockWidget(tr("Configuration"), this);
     controlsDock->setObjectName(QStringLiteral("configurationDock"));
+    // Combos may shrink and elide (the list still shows whole names): long presets and policy names
+    // must not set the window's minimum width.
+    for (QComboBox* combo : m_controls->findChildren<QComboBox*>()) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(10);
+    }
     auto* scroll = new QScrollArea(controlsDock);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -113,21 +141,34 @@ MainWindow::MainWindow(QWidget* parent)
     // The panel scrolls vertically only: as wide as the controls plus a vertical scroll bar, so one
     // appearing (small screens, many symbols) never hides the right edge behind a horizontal one.
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(left->sizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
+    // Its minimum is the controls' minimum (combos elide), not their preferred width: at 200 % on a small
+    // screen the window must still fit; the dock opens at the preferred width where there is room.
+    scroll->setMinimumWidth(left->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
                             + 2 * scroll->frameWidth());
+    scroll->setMinimumHeight(80);
+    m_controlsScroll = scroll;
+    new WheelGuard(scroll);
     controlsDock->setWidget(scroll);
     controlsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, controlsDock);
     auto* infoDock = new QDockWidget(tr("Model"), this);
     infoDock->setObjectName(QStringLiteral("modelDock"));
-    infoDock->setWidget(m_info);
+    auto* infoScroll = new QScrollArea(infoDock);
+    infoScroll->setWidgetResizable(true);
+    infoScroll->setFrameShape(QFrame::NoFrame);
+    infoScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    infoScroll->setWidget(m_info);
+    infoScroll->setMinimumHeight(60);
+    infoDock->setWidget(infoScroll);
     infoDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, infoDock);
     splitDockWidget(infoDock, controlsDock, Qt::Vertical);
 
+    m_undo = new QUndoStack(this);
     createMenus();
     createStatusBar();
     m_controls->restoreSettings();
+    m_configUndo = new ConfigUndo(m_controls, m_undo);
     refreshUnits();
 
     connect(m_loader, &ModelLoader::started, this, [this](int, const QString& path) {
@@ -162,6 +203,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_controls, &ControlsPanel::configChanged, this, [this] {
         if (m_session->model())
             m_session->setConfig(m_controls->config());
+        announceConfigChange();
     });
     connect(m_controls, &ControlsPanel::unitsChanged, this, &MainWindow::refreshUnits);
     connect(m_layers->model(), &LayerTreeModel::freezeChanged, this, [this](const std::vector<std::string>& patterns) {
@@ -173,8 +215,21 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_timeline->chart(), &TimelineChart::stepClicked, this, &MainWindow::onTimelineStep);
 
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
+        const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+        if (screen)
+            setGeometry(firstStartGeometry(screen->availableGeometry(), minimumSizeHint()));
+    }
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+QRect MainWindow::firstStartGeometry(const QRect& available, const QSize& minimum)
+{
+    QSize size(available.width() * 4 / 5, available.height() * 4 / 5);
+    size = size.expandedTo(minimum).boundedTo(available.size());
+    QRect r(QPoint(0, 0), size);
+    r.moveCenter(available.center());
+    return r;
 }
 
 MainWindow::~MainWindow() = default;
@@ -191,22 +246,141 @@ void MainWindow::createMenus()
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     file->addAction(tr("Open &Sample Model"), this, &MainWindow::openSample);
     file->addSeparator();
-    QAction* exportAction = file->addAction(tr("&Export Report…"), this, &MainWindow::exportReport);
+    QMenu* exportMenu = file->addMenu(tr("&Export"));
+    QAction* exportAction = exportMenu->addAction(tr("PDF &Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
     exportAction->setEnabled(HEADROOM_HAVE_PDF_REPORT);
+    exportMenu->addAction(tr("Layer Table as &CSV…"), this, [this] { exportFile(ExportKind::Csv); });
+    exportMenu->addAction(tr("Report as &JSON…"), this, [this] { exportFile(ExportKind::Json); });
+    exportMenu->addAction(tr("&Netron Attachment…"), this, [this] { exportFile(ExportKind::Netron); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     updateRecentMenu();
 
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_undo->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setToolTip(tr("Take back the last change of the configuration"));
+    QAction* redo = m_undo->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    edit->addAction(tr("&Find Layer"), QKeySequence::Find, this, [this] {
+        m_tabs->setCurrentWidget(m_layers);
+        m_layers->filterEdit()->setFocus(Qt::ShortcutFocusReason);
+        m_layers->filterEdit()->selectAll();
+    });
+
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Expand All Layers"), this, [this] { m_layers->view()->expandAll(); });
     view->addAction(tr("Collapse All Layers"), this, [this] { m_layers->view()->collapseAll(); });
+    QAction* shapes = view->addAction(tr("Show Shape Computations"));
+    shapes->setCheckable(true);
+    connect(shapes, &QAction::toggled, m_layers->shapeToggle(), &QCheckBox::setChecked);
+    connect(m_layers->shapeToggle(), &QCheckBox::toggled, shapes, &QAction::setChecked);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About Headroom"), this, [this] {
-        QMessageBox::about(this, tr("About Headroom"),
-                           tr("Headroom predicts the GPU memory an ONNX model needs for training or inference, "
-                              "layer by layer, and says whether it fits."));
-    });
+    QAction* guide = help->addAction(tr("&Documentation"), this, &MainWindow::showUserGuide);
+    guide->setShortcut(QKeySequence::HelpContents);
+    guide->setObjectName(QStringLiteral("helpDocumentation"));
+    help->addAction(tr("What's &This?"), QKeySequence::WhatsThis, this, [] { QWhatsThis::enterWhatsThisMode(); });
+    QMenu* language = help->addMenu(tr("&Language"));
+    auto* languages = new QActionGroup(language);
+    const QString active = QLocale().name();
+    for (const QString& l : LanguageService::availableLanguages()) {
+        QAction* a = language->addAction(LanguageService::nativeName(l));
+        a->setCheckable(true);
+        a->setChecked(active.startsWith(l.left(2)));
+        a->setData(l);
+        languages->addAction(a);
+        connect(a, &QAction::triggered, this, [this, l] {
+            LanguageService::setSavedLanguage(l);
+            emit languageChangeRequested(l);
+        });
+    }
+    help->addSeparator();
+    help->addAction(tr("&About Headroom"), this, &MainWindow::showAbout);
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::showAbout()
+{
+    const QString guide = userGuidePath();
+    const QString home = QStringLiteral(HEADROOM_HOMEPAGE);
+    QMessageBox box(this);
+    box.setWindowTitle(tr("About Headroom"));
+    box.setIconPixmap(windowIcon().pixmap(64, 64));
+    box.setTextFormat(Qt::RichText);
+    box.setText(tr("<h3>Headroom %1</h3><p>Will this model fit on my GPU, and where does the memory go? Headroom "
+                   "accounts for the memory an ONNX model needs for training or inference, as PyTorch would use it: "
+                   "weights, gradients, optimizer states, the activations autograd keeps, the caching allocator and "
+                   "the CUDA context, layer by layer.</p>")
+                    .arg(QStringLiteral(HEADROOM_VERSION)));
+    box.setInformativeText(
+        tr("<p>Built with Qt %1 and QCustomPlot.</p><p>Licence: see the LICENSE file of the source distribution.</p>"
+           "<p>User guide: %2 (F1)<br>Project and issues: <a href=\"%3\">%3</a> (<a href=\"%3/issues\">report a problem</a>)</p>")
+            .arg(QString::fromLatin1(qVersion()),
+                 guide.isEmpty() ? tr("not installed") : QStringLiteral("<a href=\"%1\">%2</a>").arg(QUrl::fromLocalFile(guide).toString(), tr("open")),
+                 home));
+    box.setStandardButtons(QMessageBox::Ok);
+    box.exec();
+}
+
+QString MainWindow::userGuidePath()
+{
+    const QString name = QStringLiteral("USER_GUIDE.md");
+    const QDir app(QCoreApplication::applicationDirPath());
+    const QStringList candidates = {
+        app.filePath(QStringLiteral("../") + QStringLiteral(HEADROOM_INSTALL_DATADIR) + QStringLiteral("/doc/headroom/") + name),
+        QStringLiteral(HEADROOM_INSTALL_PREFIX "/" HEADROOM_INSTALL_DATADIR "/doc/headroom/") + name,
+        QStringLiteral("/usr/share/doc/headroom/") + name,
+        QStringLiteral(HEADROOM_SOURCE_DIR "/docs/") + name,
+    };
+    for (const QString& c : candidates)
+        if (QFileInfo::exists(c))
+            return QFileInfo(c).canonicalFilePath();
+    return {};
+}
+
+void MainWindow::showUserGuide()
+{
+    const QString path = userGuidePath();
+    QFile f(path);
+    if (path.isEmpty() || !f.open(QIODevice::ReadOnly)) {
+        onLoadFailed(tr("The user guide (USER_GUIDE.md) is not installed; reinstall the headroom package."));
+        return;
+    }
+    if (!m_guide) {
+        m_guide = new QDialog(this);
+        m_guide->setObjectName(QStringLiteral("userGuide"));
+        m_guide->setWindowTitle(tr("Headroom user guide"));
+        auto* layout = new QVBoxLayout(m_guide);
+        auto* browser = new QTextBrowser(m_guide);
+        browser->setOpenExternalLinks(true);
+        layout->addWidget(browser);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, m_guide);
+        connect(buttons, &QDialogButtonBox::rejected, m_guide, &QDialog::hide);
+        layout->addWidget(buttons);
+        m_guide->resize(720, 640);
+    }
+    auto* browser = m_guide->findChild<QTextBrowser*>();
+    browser->setMarkdown(QString::fromUtf8(f.readAll()));
+    browser->document()->setMetaInformation(QTextDocument::DocumentUrl, QUrl::fromLocalFile(path).toString());
+    m_guide->show();
+    m_guide->raise();
+}
+
+void MainWindow::announceConfigChange(bool announce)
+{
+    // An accidental change must be visible: the banner names the precision and optimizer, the status bar
+    // says what changed and how to take it back.
+    const headroom::Config c = m_controls->config();
+    const QString text = tr("GPU %1, %2, %3")
+                             .arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none"), dtypeName(c.dtype),
+                                  c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
+    if (announce && !m_lastConfigText.isEmpty() && text != m_lastConfigText)
+        statusBar()->showMessage(tr("Configuration: %1 (Ctrl+Z undoes)").arg(text), 8000);
+    m_lastConfigText = text;
 }
 
 void MainWindow::createStatusBar()
@@ -248,6 +422,8 @@ void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
     m_layers->model()->setModel(model);
     m_info->setModel(*model, {});
     m_session->setModel(model, m_controls->config());
+    m_configUndo->reset();
+    announceConfigChange(false); // the baseline the next change is told against
     setWindowTitle(tr("%1 — Headroom").arg(QFileInfo(path).fileName()));
     addRecentFile(path);
     statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);
@@ -365,28 +541,90 @@ void MainWindow::updateRecentMenu()
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
-void MainWindow::exportReport()
+QString MainWindow::defaultExportPath(ExportKind kind) const
 {
-#if HEADROOM_HAVE_PDF_REPORT
+    static const char* const suffixes[] = {"-memory.pdf", "-layers.csv", "-report.json", ".onnx.netron.json"};
+    const QFileInfo model(m_currentFile);
+    QString folder = model.absolutePath();
+    if (m_currentFile.isEmpty() || !QFileInfo(folder).isWritable() || m_currentFile == findSampleModel())
+        folder = QDir::homePath();
+    return QDir(folder).filePath(model.completeBaseName() + QLatin1String(suffixes[static_cast<int>(kind)]));
+}
+
+bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes)
+{
     const ModelPtr model = m_session->model();
-    if (!model)
+    if (!model) {
+        if (error)
+            *error = tr("Open a model first.");
+        return false;
+    }
+    if (kind == ExportKind::Pdf) {
+#if HEADROOM_HAVE_PDF_REPORT
+        PdfReportOptions options;
+        options.units = m_controls->units();
+        options.allNodes = pdfAllNodes;
+        return m_session->isComplete() ? writePdfReport(file, *model, m_session->report(), error, options)
+                                       : writePdfReport(file, *model, m_session->config(), error, options);
+#else
+        if (error)
+            *error = tr("This build cannot write PDF reports.");
+        return false;
+#endif
+    }
+    // The same bytes as headroom-cli --csv / --json / --netron for this configuration.
+    headroom::ReportOptions ro;
+    const headroom::Report report = m_session->isComplete() ? m_session->report() : headroom::buildReport(*model, m_session->config(), ro);
+    std::string text;
+    switch (kind) {
+    case ExportKind::Csv: text = headroom::toCsv(*model, report); break;
+    case ExportKind::Json: text = headroom::toJson(*model, report, ro).dump(1) + "\n"; break;
+    case ExportKind::Netron: text = headroom::toNetronAttachment(*model, report).dump(1) + "\n"; break;
+    case ExportKind::Pdf: break;
+    }
+    QSaveFile out(file);
+    if (!out.open(QIODevice::WriteOnly) || out.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())
+        || !out.commit()) {
+        if (error)
+            *error = tr("%1: cannot write: %2").arg(QDir::toNativeSeparators(file), out.errorString());
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::exportFile(ExportKind kind)
+{
+    if (!m_session->model())
         return;
-    const QString suggested = QFileInfo(m_currentFile).completeBaseName() + QStringLiteral("-memory.pdf");
-    const QString file = QFileDialog::getSaveFileName(this, tr("Export report"), suggested, tr("PDF files (*.pdf)"));
-    if (file.isEmpty())
+    const QStringList filters = {tr("PDF files (*.pdf)"), tr("CSV files (*.csv)"), tr("JSON files (*.json)"),
+                                 tr("Netron attachments (*.json)")};
+    QFileDialog dialog(this, tr("Export"), defaultExportPath(kind), filters[static_cast<int>(kind)]);
+    dialog.setAcceptMode(QFileDialog::AcceptSave);
+    dialog.setFileMode(QFileDialog::AnyFile);
+    QCheckBox* allNodes = nullptr;
+    if (kind == ExportKind::Pdf) {
+        // Qt's own dialog, so the option sits inside it.
+        dialog.setOption(QFileDialog::DontUseNativeDialog);
+        allNodes = new QCheckBox(tr("List every graph node (long: one row per node, shape computations included)"), &dialog);
+        allNodes->setObjectName(QStringLiteral("pdfAllNodes"));
+        if (auto* grid = qobject_cast<QGridLayout*>(dialog.layout()))
+            grid->addWidget(allNodes, grid->rowCount(), 0, 1, -1);
+    }
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
         return;
+    const QString file = dialog.selectedFiles().front();
     QString error;
-    PdfReportOptions options;
-    options.units = m_controls->units();
-    const bool ok = m_session->isComplete() ? writePdfReport(file, *model, m_session->report(), &error, options)
-                                            : writePdfReport(file, *model, m_session->config(), &error, options);
-    if (ok)
-        statusBar()->showMessage(tr("Report written to %1").arg(QDir::toNativeSeparators(file)), 6000);
+    if (exportTo(kind, file, &error, allNodes && allNodes->isChecked()))
+        statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(file)), 6000);
     else if (m_errorHandler)
         m_errorHandler(error);
     else
-        QMessageBox::warning(this, tr("Cannot write the report"), error);
-#endif
+        QMessageBox::warning(this, tr("Cannot export"), error);
+}
+
+void MainWindow::exportReport()
+{
+    exportFile(ExportKind::Pdf);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -7,8 +7,11 @@
 
 #include <functional>
 
+class QDialog;
 class QLabel;
 class QMenu;
+class QScrollArea;
+class QUndoStack;
 class QProgressBar;
 class QTabWidget;
 class QToolButton;
@@ -16,6 +19,7 @@ class QToolButton;
 namespace gui {
 
 class AnalysisSession;
+class ConfigUndo;
 class ControlsPanel;
 class LayersPage;
 class ModelInfoPanel;
@@ -49,12 +53,30 @@ public:
     VerdictBanner* verdict() const { return m_verdict; }
     ModelInfoPanel* modelInfo() const { return m_info; }
     QTabWidget* tabs() const { return m_tabs; }
+    QScrollArea* controlsScroll() const { return m_controlsScroll; }
+    QUndoStack* undoStack() const { return m_undo; }
+
+    // First start (no saved geometry): 80 % of the available screen area, centred, at least `minimum`.
+    static QRect firstStartGeometry(const QRect& available, const QSize& minimum);
+
+    // Help > Documentation (F1): the user guide shipped with the package, shown in a window of its own.
+    static QString userGuidePath();
+    void showUserGuide();
+    QDialog* userGuideWindow() const { return m_guide; }
+
+    // File > Export: what the CLI writes, for the current configuration.
+    enum class ExportKind { Pdf, Csv, Json, Netron };
+    // The model's folder when it is writable (a bundled sample's is not: then the home folder).
+    QString defaultExportPath(ExportKind kind) const;
+    bool exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes = false);
 
 signals:
     void modelLoaded(const QString& path);
     void loadFailed(const QString& message);
     // The full report (sweep, checkpoint curve, advice) for the current configuration is shown.
     void reportComplete();
+    // Help > Language: the user picked a language ("en_US", "zh_CN"); main() rebuilds the window in it.
+    void languageChangeRequested(const QString& language);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -73,6 +95,9 @@ private:
     void addRecentFile(const QString& path);
     void updateRecentMenu();
     void exportReport();
+    void exportFile(ExportKind kind);
+    void showAbout();
+    void announceConfigChange(bool announce = true);
 
     ModelLoader* m_loader;
     AnalysisSession* m_session;
@@ -91,6 +116,11 @@ private:
     QToolButton* m_cancel = nullptr;
     QString m_currentFile;
     std::function<void(const QString&)> m_errorHandler;
+    QScrollArea* m_controlsScroll = nullptr;
+    QUndoStack* m_undo = nullptr;
+    ConfigUndo* m_configUndo = nullptr;
+    QDialog* m_guide = nullptr;
+    QString m_lastConfigText; // GPU, precision, optimizer as last announced
 };
 
 } // namespace gui

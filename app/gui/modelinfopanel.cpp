@@ -28,6 +28,8 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
         l->setWordWrap(true);
     }
     m_warnings->setMaximumHeight(64);
+    // Read-only: reachable by mouse and screen readers, not a Tab stop.
+    m_warnings->setFocusPolicy(Qt::NoFocus);
     m_warnings->setWordWrap(true);
 }
 
@@ -67,8 +69,11 @@ void ModelInfoPanel::refresh()
                           .arg(countText(m.params.trainable), bytesText(m.params.trainableBytes, m_units),
                                countText(m.params.buffers), bytesText(m.params.bufferBytes, m_units)));
     m_warnings->clear();
+    // Warnings name the file as it was opened; show its name only (a bundled sample's path is the
+    // build or install machine's, which means nothing to the user). The full path is the File tooltip.
+    const QString name = QFileInfo(path).fileName();
     for (const std::string& w : m.warnings)
-        m_warnings->addItem(qs(w));
+        m_warnings->addItem(qs(w).replace(path, name));
     for (const std::string& w : m_evaluationWarnings)
         m_warnings->addItem(qs(w));
     if (m_warnings->count() == 0)

@@ -7,6 +7,7 @@
 
 #include "headroom/gpus.h"
 #include "headroom/headroom_config.h"
+#include "headroom/layercost.h"
 #include "headroom/probe_protocol.h"
 #include "headroom/report.h"
 #include "headroom/shapes.h"
@@ -22,6 +23,7 @@
 #include <QSaveFile>
 
 #include <algorithm>
+#include <functional>
 #include <exception>
 
 namespace {
@@ -69,6 +71,7 @@ private:
     void peakCulprits(ReportDocument& doc);
     void advice(ReportDocument& doc);
     void layerTable(ReportDocument& doc);
+    void nodeTable(ReportDocument& doc);
     void probe(ReportDocument& doc);
     void assumptions(ReportDocument& doc);
     void warnings(ReportDocument& doc);
@@ -258,6 +261,11 @@ void PdfReport::verdict(ReportDocument& doc)
             details << (fit.maxBatch > 0 ? tr("Largest batch that fits: %1").arg(fit.maxBatch)
                                          : tr("Not even batch 1 fits"));
     }
+    // Say whether the verdict rests on known sizes: with any activation size unknown it is not a verdict.
+    const int64_t unknown = m_report.evaluation.shapes.unknown;
+    details << (unknown > 0 ? tr("Fit unknown: %n activation size(s) could not be determined; the figures above "
+                                 "leave them out", nullptr, static_cast<int>(unknown))
+                            : tr("Fit known: every tensor size is determined at this configuration"));
     for (const QString& d : details)
         doc.paragraph(d, 10);
     doc.space(doc.pt(4));
@@ -620,7 +628,9 @@ void PdfReport::advice(ReportDocument& doc)
     QList<QStringList> rows;
     std::vector<bool> fits;
     for (const headroom::Advice& a : m_report.advice) {
-        rows.append({adviceKindName(a.kind), qs(a.summary), bytes(a.saving()), bytes(a.needAfter),
+        // A precision change names the policy in full: "bf16" alone does not say pure or AMP.
+        const QString setting = a.kind == headroom::Advice::Kind::Dtype ? gui::dtypeName(a.changed.dtype) : qs(a.summary);
+        rows.append({adviceKindName(a.kind), setting, bytes(a.saving()), bytes(a.needAfter),
                      a.fitsAfter ? tr("fits") : tr("does not fit")});
         fits.push_back(a.fitsAfter);
     }
@@ -632,6 +642,61 @@ void PdfReport::advice(ReportDocument& doc)
 }
 
 void PdfReport::layerTable(ReportDocument& doc)
+{
+    if (m_options.allNodes) {
+        nodeTable(doc);
+        return;
+    }
+    // The GUI's tree to its opening depth, shape computations folded: a ViT's 1,600 nodes would otherwise
+    // fill 40 pages that nobody reads; the per-node rows stay in the CSV and behind allNodes.
+    const headroom::Evaluation& e = m_report.evaluation;
+    const std::vector<headroom::LayerCost> costs = headroom::aggregateLayers(m_model, e);
+    QList<QStringList> rows;
+    std::function<void(int, int)> walk = [&](int layer, int level) {
+        for (const headroom::TreeEntry& entry : headroom::treeEntries(m_model, layer, false)) {
+            const QString indent(2 * level, QChar(0x2007));
+            if (entry.layer >= 0) {
+                const headroom::LayerCost& c = costs[static_cast<size_t>(entry.layer)];
+                const headroom::LayerNode& l = m_model.layers[static_cast<size_t>(entry.layer)];
+                const bool single = c.nodes == 1 && c.lastNode >= 0;
+                rows.append({indent + qs(l.name), single ? qs(m_model.nodes[static_cast<size_t>(c.lastNode)].op) : QString(),
+                             c.params > 0 ? gui::countText(c.params) : QString(),
+                             c.unknownShape ? tr("unknown") : bytes(c.outputBytes),
+                             c.savedBytes > 0 ? bytes(c.savedBytes) : QString()});
+                if (l.depth < m_options.depth)
+                    walk(entry.layer, level + 1);
+                continue;
+            }
+            // Graph nodes directly under a layer are summed into one row per layer, like the CLI table.
+            if (entry.node >= 0)
+                continue;
+            int64_t out = 0, saved = 0;
+            for (int n : entry.shapeNodes)
+                if (static_cast<size_t>(n) < e.nodes.size()) {
+                    out += e.nodes[static_cast<size_t>(n)].outputBytes;
+                    saved += e.nodes[static_cast<size_t>(n)].savedBytes;
+                }
+            rows.append({indent + tr("shape computations (%n nodes)", nullptr, static_cast<int>(entry.shapeNodes.size())),
+                         QString(), QString(), bytes(out), saved > 0 ? bytes(saved) : QString()});
+        }
+    };
+    if (!m_model.layers.empty())
+        walk(0, 0);
+    doc.newPage();
+    doc.heading(tr("Layer table (%n rows)", nullptr, static_cast<int>(rows.size())));
+    doc.paragraph(tr("The layer tree to depth %1, as the app opens it; the exporter's shape arithmetic (Shape, Gather, "
+                     "Concat, ... on shape-sized integers) is folded into one row per layer. Activation: the layer's "
+                     "outputs; saved: what it keeps for backward. The CSV export lists every graph node in bytes.")
+                      .arg(m_options.depth),
+                  8.5, kMuted);
+    ReportDocument::TableStyle style;
+    style.pointSize = 7;
+    doc.table({{tr("Layer"), 4.6}, {tr("Op"), 1.65}, {tr("Params"), 0.9, Qt::AlignRight},
+               {tr("Activation"), 1.05, Qt::AlignRight}, {tr("Saved"), 0.9, Qt::AlignRight}},
+              rows, style);
+}
+
+void PdfReport::nodeTable(ReportDocument& doc)
 {
     const headroom::Evaluation& e = m_report.evaluation;
     const int layers = static_cast<int>(m_model.nodes.size());

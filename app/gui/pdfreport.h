@@ -13,6 +13,8 @@ struct Report;
 struct PdfReportOptions {
     headroom::Units units = headroom::Units::IEC;
     bool gpuTable = true; // the "would it fit on ..." table over the GPU presets (costs one fit each)
+    int depth = 3;        // layer table depth, as the GUI's tree opens
+    bool allNodes = false; // the full per-node table instead (every graph node, shape computations included)
 };
 
 // Writes the report for `config` to `file` (A4, vector charts drawn by the GUI's own chart classes,

@@ -20,6 +20,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QThread>
@@ -138,7 +139,7 @@ ProbePage::ProbePage(QWidget* parent)
 
     for (QCustomPlot* plot : {m_categoryPlot, m_timelinePlot}) {
         plot->setMinimumHeight(160);
-        plot->legend->setVisible(true);
+        placeLegendBelow(plot, 3);
         plot->yAxis->setTicker(QSharedPointer<BytesTicker>::create(m_units));
     }
     m_timelinePlot->xAxis->setLabel(tr("Allocation event"));
@@ -156,7 +157,17 @@ ProbePage::ProbePage(QWidget* parent)
     controls->addWidget(m_cancelButton);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_table);
-    split->addWidget(charts);
+    // No empty axes before a run: say what the charts will show and how to get them.
+    m_chartStack = new QStackedWidget(this);
+    auto* empty = new QLabel(tr("Run the probe to measure the CUDA context, the peak per category and the "
+                                "allocation timeline on this GPU; theory and measurement are then plotted side by side."),
+                             this);
+    empty->setObjectName(QStringLiteral("probeEmptyState"));
+    empty->setWordWrap(true);
+    empty->setAlignment(Qt::AlignCenter);
+    m_chartStack->addWidget(empty);
+    m_chartStack->addWidget(charts);
+    split->addWidget(m_chartStack);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(m_progress);
@@ -455,6 +466,7 @@ void ProbePage::showResult()
     }
     plotCategories();
     plotTimeline();
+    m_chartStack->setCurrentIndex(measured ? 1 : 0);
 }
 
 void ProbePage::plotCategories()

@@ -20,6 +20,8 @@ class QSpinBox;
 class QTableWidget;
 class QThread;
 
+class QStackedWidget;
+
 namespace gui {
 
 class ProbePage : public QWidget
@@ -81,6 +83,7 @@ private:
     QTableWidget* m_table;
     QCustomPlot* m_categoryPlot;
     QCustomPlot* m_timelinePlot;
+    QStackedWidget* m_chartStack = nullptr; // an empty-state line until the probe has measured
 };
 
 } // namespace gui

@@ -34,8 +34,7 @@ TimelineChart::TimelineChart(QWidget* parent)
     m_high->setName(tr("Highest within step"));
     m_high->setPen(QPen(categoryColor(2), 1));
     m_high->setLineStyle(QCPGraph::lsStepLeft);
-    p->legend->setVisible(true);
-    p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    placeLegendBelow(p);
     setBytesAxis(p->yAxis);
     p->xAxis->setLabel(tr("Step of one training iteration"));
     p->yAxis->setLabel(tr("Allocated"));
@@ -66,6 +65,7 @@ TimelineChart::TimelineChart(QWidget* parent)
 
 void TimelineChart::setReport(const headroom::Model&, const headroom::Report& report)
 {
+    showData();
     const headroom::Evaluation& e = report.evaluation;
     QVector<double> keys, values, highs;
     keys.reserve(static_cast<qsizetype>(e.timeline.size()));

@@ -24,7 +24,8 @@ QString adviceText(const headroom::Advice& a, const headroom::Model& model, head
     QString what;
     switch (a.kind) {
     case K::Batch: what = VerdictBanner::tr("batch %1").arg(batchOf(model, a.changed)); break;
-    case K::Dtype: what = qs(headroom::toString(a.changed.dtype)); break;
+    // The policy's full name: "bf16" alone does not say whether AMP or pure bf16 is meant.
+    case K::Dtype: what = dtypeName(a.changed.dtype); break;
     case K::Checkpoint: what = VerdictBanner::tr("%n checkpoint segment(s)", nullptr, a.changed.checkpointSegments); break;
     case K::Accumulate: what = VerdictBanner::tr("%n accumulation step(s)", nullptr, a.changed.accumulate); break;
     case K::Inplace: what = VerdictBanner::tr("inplace activations"); break;
@@ -135,6 +136,9 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
         else if (fit.maxBatch > 0)
             text += tr("; max batch %1").arg(fit.maxBatch);
     }
+    // What the verdict is for, so a changed precision or optimizer shows here too.
+    const headroom::Config& c = report.config;
+    text += tr(" · %1, %2").arg(dtypeName(c.dtype), c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
     setText(text);
     applyColours();
 }

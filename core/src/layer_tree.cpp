@@ -2,6 +2,8 @@
 // "conv2d_12.tmp_0"); unscoped graphs are grouped by their op sequence (a compute op and what follows it).
 #include "loader_internal.h"
 
+#include "headroom/layercost.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -43,6 +45,111 @@ std::string lowerOp(const std::string& op)
     for (char& c : r)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return r;
+}
+
+
+// Inputs that ONNX defines as shapes, indices of axes or counts rather than data (the op schemas in
+// onnx/defs): what the exporter's Shape/Gather/Concat arithmetic ends in.
+bool isShapeOperand(const std::string& op, size_t input)
+{
+    if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Unsqueeze" || op == "Squeeze" || op == "Split"
+        || op == "TopK" || op == "Upsample" || op == "OneHot" || op == "ReduceSum" || op == "ReduceMean"
+        || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" || op == "ReduceL2")
+        return input == 1;
+    if (op == "Slice")
+        return input >= 1 && input <= 4;
+    if (op == "Range" || op == "ConstantOfShape")
+        return true;
+    if (op == "Resize")
+        return input >= 1 && input <= 3;
+    if (op == "Pad")
+        return input == 1 || input == 3;
+    return false;
+}
+
+// Shape-sized: a scalar or a short vector of known length (a shape, an index, a count). A symbolic length
+// (position ids over the sequence) is data, not a shape.
+bool isShapeSized(const Tensor& t)
+{
+    if (t.shape.state != TensorShape::State::Exact || t.shape.dims.size() > 1 || t.dtype == DType::String)
+        return false;
+    if (t.shape.dims.empty())
+        return true;
+    const auto n = t.shape.dims.front().constantValue();
+    return n && *n <= 64;
+}
+
+// Exporters spell `x.reshape(n, -1)` as Shape -> Gather -> Unsqueeze -> Concat -> Reshape, plus Constant,
+// Cast, Div, Equal, Where on the way; those nodes carry no memory and hide the model's modules. A node is a
+// shape computation when its outputs are shape-sized, not graph outputs, and either
+//  - its value depends on shapes only: a Shape/Size, or every input comes from such nodes or is a small
+//    stored tensor (SDPA's scale = 1 / sqrt(q.size(-1)) is one, though it ends in a float Mul), or
+//  - every reader takes it as a shape operand or is itself a shape computation (the constants feeding them).
+// Integer Constants of that size (indices, axes) are operands, never rows of their own.
+void markShapeComputations(Model& m)
+{
+    auto shapeSizedOutputs = [&](const Node& n) {
+        if (n.outputs.empty() || n.hasSubgraphs)
+            return false;
+        for (int t : n.outputs)
+            if (t >= 0 && (m.tensors[size_t(t)].isGraphOutput || !isShapeSized(m.tensors[size_t(t)])))
+                return false;
+        return true;
+    };
+    // Forward: values that depend on shapes only.
+    std::vector<char> derived(m.nodes.size(), 0);
+    for (size_t k = 0; k < m.nodes.size(); ++k) {
+        Node& n = m.nodes[k];
+        if (!n.domain.empty() || !shapeSizedOutputs(n))
+            continue;
+        bool fromShapes = n.op == "Shape" || n.op == "Size";
+        bool anyNode = fromShapes;
+        if (n.op == "Constant") {
+            derived[k] = 1;
+            const Tensor& out = m.tensors[size_t(n.outputs.front() >= 0 ? n.outputs.front() : 0)];
+            n.shapeComputation = isInteger(out.dtype) || out.dtype == DType::Bool;
+            continue;
+        }
+        if (!fromShapes) {
+            fromShapes = true;
+            for (int t : n.inputs) {
+                if (t < 0)
+                    continue;
+                const Tensor& in = m.tensors[size_t(t)];
+                const bool stored = in.producer < 0 && in.role != TensorRole::Input;
+                if (in.producer >= 0 && derived[size_t(in.producer)])
+                    anyNode = true;
+                else if (!(stored && isShapeSized(in)))
+                    fromShapes = false;
+            }
+        }
+        if (fromShapes && anyNode) {
+            derived[k] = 1;
+            n.shapeComputation = true;
+        }
+    }
+    // Backward: read only as shapes (consumers come later in topological order).
+    for (size_t k = m.nodes.size(); k-- > 0;) {
+        Node& n = m.nodes[k];
+        if (n.shapeComputation || !n.domain.empty() || !shapeSizedOutputs(n))
+            continue;
+        bool shape = true;
+        for (int t : n.outputs) {
+            if (t < 0)
+                continue;
+            const Tensor& out = m.tensors[size_t(t)];
+            shape = shape && !out.consumers.empty();
+            for (int c : out.consumers) {
+                const Node& user = m.nodes[size_t(c)];
+                if (!shape || user.shapeComputation)
+                    continue;
+                for (size_t i = 0; i < user.inputs.size() && shape; ++i)
+                    if (user.inputs[i] == t)
+                        shape = isShapeOperand(user.op, i) && user.domain.empty();
+            }
+        }
+        n.shapeComputation = shape;
+    }
 }
 
 } // namespace
@@ -133,6 +240,13 @@ void buildLayerTree(Model& m)
             ln.lastNode = std::max(ln.lastNode, static_cast<int>(k));
         }
     }
+    markShapeComputations(m);
+    std::vector<int> plain(m.layers.size(), 0), folded(m.layers.size(), 0);
+    for (const Node& n : m.nodes)
+        for (int l = n.layer; l >= 0; l = m.layers[size_t(l)].parent)
+            ++(n.shapeComputation ? folded : plain)[size_t(l)];
+    for (size_t l = 0; l < m.layers.size(); ++l)
+        m.layers[l].shapeOnly = plain[l] == 0 && folded[l] > 0;
     for (const Tensor& t : m.tensors) {
         if (t.role != TensorRole::Parameter || t.aliasOf >= 0 || (t.producer >= 0 && m.nodes[size_t(t.producer)].op != "Constant"))
             continue;
@@ -147,3 +261,57 @@ void buildLayerTree(Model& m)
 }
 
 } // namespace headroom::detail
+
+namespace headroom {
+namespace {
+
+void collectNodes(const Model& m, int layer, std::vector<int>& out)
+{
+    const LayerNode& l = m.layers[size_t(layer)];
+    out.insert(out.end(), l.nodes.begin(), l.nodes.end());
+    for (int c : l.children)
+        collectNodes(m, c, out);
+}
+
+} // namespace
+
+std::vector<TreeEntry> treeEntries(const Model& m, int layer, bool showShapeComputations)
+{
+    std::vector<TreeEntry> out;
+    if (layer < 0 || size_t(layer) >= m.layers.size())
+        return out;
+    const LayerNode& l = m.layers[size_t(layer)];
+    std::vector<std::pair<int, TreeEntry>> ordered;
+    std::vector<int> group;
+    for (int c : l.children) {
+        if (!showShapeComputations && m.layers[size_t(c)].shapeOnly) {
+            collectNodes(m, c, group);
+            continue;
+        }
+        TreeEntry e;
+        e.layer = c;
+        ordered.emplace_back(m.layers[size_t(c)].firstNode, std::move(e));
+    }
+    for (int n : l.nodes) {
+        if (!showShapeComputations && m.nodes[size_t(n)].shapeComputation) {
+            group.push_back(n);
+            continue;
+        }
+        TreeEntry e;
+        e.node = n;
+        ordered.emplace_back(n, std::move(e));
+    }
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    out.reserve(ordered.size() + 1);
+    for (auto& [first, e] : ordered)
+        out.push_back(std::move(e));
+    if (!group.empty()) {
+        std::sort(group.begin(), group.end());
+        TreeEntry e;
+        e.shapeNodes = std::move(group);
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+} // namespace headroom

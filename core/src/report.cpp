@@ -256,6 +256,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
             {"params", cost.params},
             {"activation_bytes", cost.outputBytes},
             {"saved_bytes", cost.savedBytes},
+            {"shape_computation", node.shapeComputation}, // folded into one row of its layer in the tables
         });
     }
     j["layers"] = std::move(layers);

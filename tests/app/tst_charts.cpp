@@ -9,7 +9,12 @@
 #include "headroom/loader.h"
 #include "headroom/report.h"
 
+#include <QApplication>
+#include <QFile>
 #include <QImage>
+#include <QLabel>
+#include <QSet>
+#include <QTemporaryDir>
 #include <QPainter>
 #include <QTest>
 
@@ -138,6 +143,144 @@ private slots:
                                     .arg(text->text()).arg(left.x()).arg(right.x()).arg(rect.left()).arg(rect.right())));
         }
         QCOMPARE(labels, 5); // forward, loss, backward, optimizer, peak
+    }
+
+    // The legend sits below the plotted area: it never covers the bar it explains, at any chart size.
+    void breakdownLegendOutsideBar_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<int>("gpus");
+        QTest::newRow("wide, 1 GPU") << QSize(900, 320) << 1;
+        QTest::newRow("narrow, 1 GPU") << QSize(420, 300) << 1;
+        QTest::newRow("4 GPUs") << QSize(700, 360) << 4;
+    }
+    void breakdownLegendOutsideBar()
+    {
+        QFETCH(QSize, size);
+        QFETCH(int, gpus);
+        const headroom::Model m = headroom::loadModel(HEADROOM_TEST_DATA "/resnet18.onnx");
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        c.symbols[static_cast<size_t>(m.batchSymbol)] = 64;
+        c.gpu = *headroom::findGpu("4090");
+        if (gpus > 1) {
+            c.gpus = gpus;
+            c.strategy = headroom::Strategy::DP;
+        }
+        const headroom::Report r = headroom::buildReport(m, c);
+        BreakdownChart chart;
+        chart.setReport(m, r);
+        chart.resize(size);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.replotNow();
+        QCustomPlot* p = chart.plot();
+        QVERIFY(p->legend->visible() && p->legend->itemCount() >= 3);
+        const QRect legend = p->legend->outerRect();
+        QVERIFY(!legend.intersects(p->axisRect()->rect()));
+        for (size_t g = 0; g < chart.bars().size(); ++g) {
+            int64_t total = 0;
+            for (const auto& segment : chart.bars()[g])
+                total += segment.bytes;
+            // The bar's pixels: bytes along x, the bar's 0.6 width around its key along y.
+            const QRectF bar(QPointF(p->xAxis->coordToPixel(0), p->yAxis->coordToPixel(double(g) + 0.3)),
+                             QPointF(p->xAxis->coordToPixel(double(total)), p->yAxis->coordToPixel(double(g) - 0.3)));
+            QVERIFY(bar.width() > 10 && bar.height() > 2);
+            QVERIFY2(!QRectF(legend).intersects(bar.normalized()),
+                     qPrintable(QStringLiteral("legend %1,%2 %3x%4").arg(legend.x()).arg(legend.y()).arg(legend.width()).arg(legend.height())));
+        }
+    }
+
+    // Two layers with a long common prefix keep different labels (elided at the front, never equal),
+    // and the full path stays available for the tooltip.
+    void topLayerLabelsDistinct_data()
+    {
+        QTest::addColumn<QStringList>("paths");
+        QTest::addColumn<int>("width");
+        QTest::newRow("same module, two ops") << QStringList{QStringLiteral("encoder/layers/encoder_layer_10/self_attention/MatMul"),
+                                                             QStringLiteral("encoder/layers/encoder_layer_10/self_attention/MatMul_1")} << 120;
+        QTest::newRow("same op, two blocks") << QStringList{QStringLiteral("encoder/layers/encoder_layer_1/mlp/mlp.0/MatMul"),
+                                                            QStringLiteral("encoder/layers/encoder_layer_11/mlp/mlp.0/MatMul")} << 90;
+        QTest::newRow("same tail, different heads") << QStringList{QStringLiteral("model/decoder/layers.0/self_attn/q_proj/MatMul"),
+                                                                   QStringLiteral("model/decoder/layers.9/self_attn/q_proj/MatMul")} << 60;
+    }
+    void topLayerLabelsDistinct()
+    {
+        QFETCH(QStringList, paths);
+        QFETCH(int, width);
+        const QFontMetrics metrics(QApplication::font());
+        const QStringList labels = distinctLabels(paths, metrics, width);
+        QCOMPARE(labels.size(), paths.size());
+        QVERIFY2(labels[0] != labels[1], qPrintable(labels.join(QStringLiteral(" | "))));
+        // Elided at the front: the op (last component) survives whenever the label is shortened.
+        for (int i = 0; i < labels.size(); ++i)
+            QVERIFY2(labels[i].endsWith(paths[i].section(QLatin1Char('/'), -1)) || labels[i].contains(QChar(0x2026)),
+                     qPrintable(labels[i]));
+    }
+
+    // On a real report: ResNet-50's top layers have distinct labels and their full paths.
+    void topLayersChartLabels()
+    {
+        const headroom::Model m = headroom::loadModel(HEADROOM_TEST_DATA "/resnet50.onnx");
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        c.gpu = *headroom::findGpu("4090");
+        TopLayersChart chart;
+        chart.setReport(m, headroom::buildReport(m, c));
+        const QStringList labels = chart.labels();
+        QCOMPARE(labels.size(), 10);
+        QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+        QCOMPARE(chart.paths().size(), 10);
+        QVERIFY(chart.paths().front().contains(QLatin1Char('/')));
+    }
+
+    // Before any report the chart says what to do instead of drawing empty axes.
+    void emptyState()
+    {
+        BreakdownChart chart;
+        chart.resize(500, 300);
+        QVERIFY(!chart.hasData());
+        auto* label = chart.findChild<QLabel*>(QStringLiteral("chartEmptyState"));
+        QVERIFY(label);
+        QVERIFY(!label->isHidden());
+        QVERIFY(chart.plot()->isHidden());
+        QVERIFY(label->text().contains(QStringLiteral("Open")));
+    }
+
+    // Save chart as PNG / PDF / SVG: each file is what its format's reader accepts.
+    void saveChart_data()
+    {
+        QTest::addColumn<QString>("suffix");
+        for (const QString& f : Chart::saveFormats())
+            QTest::newRow(qPrintable(f)) << f;
+    }
+    void saveChart()
+    {
+        QFETCH(QString, suffix);
+        const headroom::Model m = headroom::loadModel(HEADROOM_TEST_DATA "/resnet18.onnx");
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        c.gpu = *headroom::findGpu("4090");
+        BreakdownChart chart;
+        chart.setReport(m, headroom::buildReport(m, c));
+        chart.resize(640, 320);
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("chart.") + suffix);
+        QString error;
+        QVERIFY2(chart.saveChart(file, &error), qPrintable(error));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray head = f.read(256);
+        if (suffix == QLatin1String("png")) {
+            QImage image(file);
+            QVERIFY(!image.isNull() && image.width() >= 640 && inkPixels(image) > 500);
+        } else if (suffix == QLatin1String("pdf")) {
+            QVERIFY(head.startsWith("%PDF-"));
+        } else {
+            QVERIFY(head.contains("<svg") || f.readAll().contains("<svg"));
+        }
+        QVERIFY(!chart.saveChart(dir.filePath(QStringLiteral("chart.bmpx")), &error));
+        QVERIFY(error.contains(QStringLiteral("chart.bmpx")));
     }
 };
 

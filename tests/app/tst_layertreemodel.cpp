@@ -5,6 +5,7 @@
 #include "headroom/gpus.h"
 #include "headroom/loader.h"
 #include "headroom/report.h"
+#include "../core/vit_fixture.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -145,6 +146,63 @@ private slots:
         QCOMPARE(layer.data(Qt::CheckStateRole).value<Qt::CheckState>(), Qt::Checked);
         QVERIFY(tree.setData(layer, Qt::Unchecked, Qt::CheckStateRole));
         QVERIFY(tree.freezePatterns().empty());
+    }
+
+    // A 1,600-node ViT-B/16 export: the tree's top level is the model's modules and real ops, the
+    // exporter's shape arithmetic one folded row at the end; the toggle lists those nodes in place.
+    void transformerTopLevel()
+    {
+        auto model = std::make_shared<const headroom::Model>(headroom::loadModelFromBytes(fixture::vitB16().bytes(), "vit_b_16.onnx"));
+        QVERIFY(model->nodes.size() >= 1500);
+        LayerTreeModel tree;
+        QAbstractItemModelTester tester(&tree, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        tree.setModel(model);
+        tree.setReport(headroom::buildReport(*model, configAt(*model, 8), headroom::ReportOptions{false, false}));
+        const QModelIndex root; // the top-level rows
+        const QStringList shapeOps = QStringLiteral("Shape Constant Gather Cast Div Unsqueeze Concat ConstantOfShape Equal Where Mul")
+                                         .split(QLatin1Char(' '));
+        auto opOf = [&](const QModelIndex& i) {
+            return tree.index(i.row(), LayerTreeModel::OpColumn, i.parent()).data().toString();
+        };
+        QStringList names;
+        for (int r = 0; r < tree.rowCount(root); ++r) {
+            const QModelIndex i = tree.index(r, 0, root);
+            names << i.data().toString();
+            // A graph-node row at the top level is a real op: its output is an activation, not a shape.
+            const int node = i.data(LayerTreeModel::NodeRole).toInt();
+            if (node >= 0)
+                QVERIFY2(!model->nodes[size_t(node)].shapeComputation, qPrintable(names.last()));
+        }
+        QCOMPARE(names.first(), QStringLiteral("conv_proj"));
+        QVERIFY(names.contains(QStringLiteral("encoder")) && names.contains(QStringLiteral("heads")));
+        QCOMPARE(names.last(), QStringLiteral("shape computations (35 nodes)"));
+        QCOMPARE(names.size(), 9);
+        // The folded row holds its nodes and adds nothing to the figures (0-32 B each).
+        const QModelIndex folded = tree.index(names.size() - 1, 0, root);
+        QCOMPARE(tree.rowCount(folded), 35);
+        QVERIFY(!(tree.flags(folded) & Qt::ItemIsUserCheckable));
+        auto topTotal = [&] {
+            qlonglong sum = 0;
+            for (int r = 0; r < tree.rowCount(root); ++r)
+                sum += tree.index(r, LayerTreeModel::ActivationColumn, root).data(LayerTreeModel::SortRole).toLongLong();
+            return sum;
+        };
+        const qlonglong total = topTotal();
+        QVERIFY(total > 0);
+
+        QSignalSpy reset(&tree, &QAbstractItemModel::modelReset);
+        tree.setShowShapeComputations(true);
+        QCOMPARE(reset.size(), 1);
+        QCOMPARE(tree.rowCount(root), 8 + 35);
+        QCOMPARE(opOf(tree.index(1, 0, root)), QStringLiteral("Shape"));
+        int shapeRows = 0;
+        for (int r = 0; r < tree.rowCount(root); ++r)
+            shapeRows += shapeOps.contains(opOf(tree.index(r, 0, root)));
+        QVERIFY(shapeRows >= 35);
+        // Same figures either way.
+        QCOMPARE(topTotal(), total);
+        tree.setShowShapeComputations(false);
+        QCOMPARE(tree.rowCount(root), 9);
     }
 
     void filterAndSort()

@@ -2,6 +2,7 @@
 // the byte as toJson has it, the layer count, pages, Chinese text in a CJK font), and atomic failure.
 #include "languageservice.h"
 #include "pdfreport.h"
+#include "../core/vit_fixture.h"
 
 #include "headroom/gpus.h"
 #include "headroom/loader.h"
@@ -94,7 +95,9 @@ private slots:
 
         const QString pdf = m_dir.filePath(QFileInfo(file).baseName() + QStringLiteral(".pdf"));
         QString error;
-        QVERIFY2(writePdfReport(pdf, model, r, &error), qPrintable(error));
+        PdfReportOptions everyNode; // the per-node table is on request (the default is the layer tree)
+        everyNode.allNodes = true;
+        QVERIFY2(writePdfReport(pdf, model, r, &error, everyNode), qPrintable(error));
         QVERIFY(error.isEmpty());
 
         const QString text = run(QStringLiteral("pdftotext"), {QStringLiteral("-layout"), pdf, QStringLiteral("-")});
@@ -111,6 +114,45 @@ private slots:
         QVERIFY2(text.contains(QRegularExpression(QStringLiteral("\\n\\s*%1\\s+\\S").arg(layers))), "last table row");
         QVERIFY(text.contains(QStringLiteral("Assumptions and formulas")));
         QVERIFY(pageCount(pdf) >= 4);
+    }
+
+    // The default report: the layer tree at depth 3 with shape computations folded, never longer than
+    // 15 pages for a ViT-B/16-sized transformer at batch 256 (1,600+ nodes; 47 pages when every node was
+    // listed) nor for the samples the package ships; the cover says whether the fit is known.
+    void readableLength_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("batch");
+        QTest::newRow("vit_b_16 (fixture) b256") << QString() << 256;
+        const QDir samples(QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples"));
+        for (const QString& f : samples.entryList({QStringLiteral("*.onnx")}))
+            QTest::newRow(qPrintable(f)) << samples.filePath(f) << 256;
+    }
+    void readableLength()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, batch);
+        const headroom::Model model = file.isEmpty() ? headroom::loadModelFromBytes(fixture::vitB16().bytes(), "vit_b_16.onnx")
+                                                     : headroom::loadModel(file.toStdString());
+        headroom::Config config = defaultConfig(model);
+        if (model.batchSymbol >= 0)
+            config.symbols[static_cast<size_t>(model.batchSymbol)] = batch;
+        const headroom::Report r = headroom::buildReport(model, config);
+        const QString pdf = m_dir.filePath(QStringLiteral("length-%1.pdf").arg(QString::fromUtf8(QTest::currentDataTag())).replace(QLatin1Char(' '), QLatin1Char('_')));
+        QString error;
+        QVERIFY2(writePdfReport(pdf, model, r, &error), qPrintable(error));
+        const int pages = pageCount(pdf);
+        QVERIFY2(pages >= 4 && pages <= 15, qPrintable(QString::number(pages)));
+        const QString text = run(QStringLiteral("pdftotext"), {QStringLiteral("-layout"), pdf, QStringLiteral("-")});
+        QVERIFY(text.contains(QRegularExpression(QStringLiteral("Layer table \\(\\d+ rows\\)"))));
+        QVERIFY(text.contains(QStringLiteral("Fit known")) || text.contains(QStringLiteral("Fit unknown")));
+        if (file.isEmpty()) {
+            // The ViT's modules are rows; its shape arithmetic is folded, not listed.
+            QVERIFY(text.contains(QStringLiteral("conv_proj")));
+            QVERIFY(text.contains(QStringLiteral("encoder_layer_11")));
+            QVERIFY(text.contains(QStringLiteral("shape computations (35 nodes)")));
+            QVERIFY(!text.contains(QStringLiteral("/Shape")));
+        }
     }
 
     void chinese()

@@ -90,6 +90,36 @@ PY
 check "unwritable netron path exits 1" expect_exit 1 "$data/resnet18.onnx" --netron "$tmp/no/such/dir/r.json"
 check "unwritable path: one line naming it" one_line_naming "no/such/dir"
 
+# Commands that write a file say one line on what they wrote; the table only with --table.
+check "--probe-plan exits 0" expect_exit 0 "$data/resnet18.onnx" --probe-plan "$tmp/plan.json"
+check "--probe-plan: one line naming the file" test "$(wc -l <"$tmp/out")" -eq 1 -a -n "$(grep plan.json "$tmp/out")"
+check "--probe-plan: plan written" python3 -c "import json; json.load(open('$tmp/plan.json'))"
+check "--netron alone: one line" expect_exit 0 "$data/resnet18.onnx" --netron "$tmp/n.json"
+check "--netron alone: no table" test "$(wc -l <"$tmp/out")" -eq 1
+check "--csv FILE: one line" expect_exit 0 "$data/resnet18.onnx" --csv "$tmp/t.csv"
+check "--csv FILE: the file has the header" grep -q "^path,op,output_shapes,params,activation_bytes,saved_bytes$" "$tmp/t.csv"
+check "--csv FILE: stdout is one line" test "$(wc -l <"$tmp/out")" -eq 1
+check "--table brings the table back" expect_exit 0 "$data/resnet18.onnx" --netron "$tmp/n.json" --table
+check "--table: the table" grep -q "^Layer " "$tmp/out"
+check "--netron with --json: stdout is the JSON alone" expect_exit 0 "$data/resnet18.onnx" --netron "$tmp/n2.json" --json
+check "--netron with --json: parses" python3 -c "import json; json.load(open('$tmp/out'))"
+check "--netron with --json: the line on stderr" grep -q "n2.json" "$tmp/err"
+check "--pdf-all-nodes without --pdf is usage" expect_exit 2 "$data/resnet18.onnx" --pdf-all-nodes
+
+# Shape computations: one folded row in the table; --all-nodes unfolds them; the JSON flags each node.
+check "bert: table" expect_exit 0 "$data/bert_like.onnx" --depth 8
+folded=$(grep -c "shape computations (" "$tmp/out")
+check "bert: folded rows in the table" test "$folded" -ge 1
+check "bert: --all-nodes" expect_exit 0 "$data/bert_like.onnx" --depth 8 --all-nodes
+check "bert: --all-nodes unfolds them" test "$(grep -c "shape computations (" "$tmp/out")" -eq 0
+check "bert: --all-nodes lists Shape nodes" grep -q " Shape " "$tmp/out"
+check "bert: json flags" expect_exit 0 "$data/bert_like.onnx" --json
+check "bert: every Shape node is a shape computation, no MatMul is" python3 -c "
+import json; j=json.load(open('$tmp/out'))
+assert all(l['shape_computation'] for l in j['layers'] if l['op']=='Shape')
+assert not any(l['shape_computation'] for l in j['layers'] if l['op'] in ('MatMul','Gemm','Softmax','LayerNormalization'))
+assert sum(l['shape_computation'] for l in j['layers']) > 0"
+
 check "infer mode" expect_exit 0 "$data/resnet50.onnx" --mode infer --batch 4 --json
 check "infer has no gradients" python3 -c "import json,sys; j=json.load(open('$tmp/out')); assert j['memory']['gradients']==0 and j['memory']['optimizer']==0"
 check "multi-gpu json has gpus" expect_exit 0 "$data/resnet18.onnx" --batch 16 --gpus 4 --strategy dp --json

@@ -31,8 +31,34 @@ for model in resnet50 tiny_gpt; do
   pdftotext -layout "$pdf" "$tmp/$model.txt"
   check "$model: names the model" grep -q "$model.onnx" "$tmp/$model.txt"
   check "$model: peak $peak bytes as in the JSON" grep -q "Peak allocated: .*($peak bytes)" "$tmp/$model.txt"
-  check "$model: $layers layers" grep -q "Layer table ($layers layers)" "$tmp/$model.txt"
+  check "$model: the layer tree, not every node" grep -q "Layer table ([0-9]* rows)" "$tmp/$model.txt"
+  check "$model: says whether the fit is known" grep -q "Fit known" "$tmp/$model.txt"
   check "$model: at least 4 pages" test "$(pages "$pdf")" -ge 4
+  # The per-node table only on request.
+  check "$model: --pdf-all-nodes exits 0" "$cli" "$data/$model.onnx" --pdf "$tmp/$model.all.pdf" --pdf-all-nodes
+  pdftotext -layout "$tmp/$model.all.pdf" "$tmp/$model.all.txt"
+  check "$model: --pdf-all-nodes lists $layers layers" grep -q "Layer table ($layers layers)" "$tmp/$model.all.txt"
+done
+
+# Quiet: writing a file says one line, not the table.
+out=$("$cli" "$data/tiny_gpt.onnx" --pdf "$tmp/q.pdf")
+check "--pdf prints one line" test "$(printf '%s\n' "$out" | wc -l)" -eq 1
+check "--pdf names the file" grep -q "q.pdf" <<<"$out"
+
+# Every shipped sample and the ViT-B/16-sized transformer (written by tst_layertree's fixture when present)
+# fit a readable report: at most 15 pages at batch 256.
+samples=$(dirname "$data")/../resources/samples
+vit=$tmp/vit_b_16.onnx
+helper=$(dirname "$cli")/../../tests/write_vit_fixture
+[ -x "$helper" ] && "$helper" "$vit"
+check "the ViT-B/16 fixture is written" test -s "$vit"
+for onnx in "$samples"/*.onnx "$vit"; do
+  [ -f "$onnx" ] || continue
+  name=$(basename "$onnx" .onnx)
+  args=(--pdf "$tmp/$name.pdf")
+  "$cli" "$onnx" --batch 256 "${args[@]}" >/dev/null 2>&1 || "$cli" "$onnx" "${args[@]}" >/dev/null
+  check "$name: report written" test -s "$tmp/$name.pdf"
+  check "$name: at most 15 pages ($(pages "$tmp/$name.pdf"))" test "$(pages "$tmp/$name.pdf")" -le 15
 done
 
 # Chinese: the translated report, with CJK glyphs that pdftotext can read back.

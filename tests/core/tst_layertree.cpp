@@ -1,8 +1,12 @@
 // The layer tree mirrors the exporter's module scopes and aggregates parameters.
 #include "headroom/loader.h"
+#include "headroom/layercost.h"
 #include "onnx_fixture.h"
+#include "vit_fixture.h"
 
 #include <QtTest>
+
+#include <functional>
 
 using namespace headroom;
 
@@ -123,6 +127,95 @@ private slots:
             QVERIFY(parent.firstNode <= l->firstNode && parent.lastNode >= l->lastNode);
             QCOMPARE(l->depth, parent.depth + 1);
         }
+    }
+
+    // The exporter's shape arithmetic folds into one trailing row per layer; the model's modules and real
+    // ops stay, in order. Hand-counted from vit_fixture.h: at the root, x.shape[0] (Shape, Constant,
+    // Gather) = 3; n_h and n_w (x.shape[2] // p, x.shape[3] // p: 2 x (3 + Constant + Div)) and their
+    // product = 11; the reshape target (2 x (Constant axes, Unsqueeze), Constant 768, Concat) = 6; the class
+    // token's expand target (3 + 2 + Constant, Constant, Concat, Constant, ConstantOfShape, Constant, Mul,
+    // Equal, Where) = 14; x[:, 0]'s index Constant = 1: 35 in all.
+    void vitTopLevel()
+    {
+        const fixture::Graph g = fixture::vitB16();
+        const Model m = loadModelFromBytes(g.bytes(), "vit_b_16.onnx");
+        QVERIFY2(m.nodes.size() >= 1500, std::to_string(m.nodes.size()).c_str());
+        QCOMPARE(m.params.trainable, int64_t(86567656)); // torchvision's vit_b_16
+        QCOMPARE(m.symbols.size(), size_t(1));
+
+        auto describe = [&](const std::vector<TreeEntry>& entries) {
+            QStringList out;
+            for (const TreeEntry& e : entries)
+                out << (e.layer >= 0    ? QString::fromStdString(m.layers[size_t(e.layer)].name)
+                        : e.node >= 0   ? QString::fromStdString(m.nodes[size_t(e.node)].op)
+                                        : QStringLiteral("<shape computations %1>").arg(e.shapeNodes.size()));
+            return out;
+        };
+        QCOMPARE(describe(treeEntries(m, 0, false)),
+                 (QStringList{"conv_proj", "Reshape", "Transpose", "Expand", "Concat", "encoder", "Gather", "heads",
+                              "<shape computations 35>"}));
+        // Shown: the same 35 nodes in their places, the first being x.shape[0]'s Shape.
+        const QStringList all = describe(treeEntries(m, 0, true));
+        QCOMPARE(all.size(), 8 + 35);
+        QCOMPARE(all.first(), QStringLiteral("conv_proj"));
+        QCOMPARE(all.at(1), QStringLiteral("Shape"));
+
+        // Inside an attention block: only the real ops, then the folded row.
+        const LayerNode* sa = find(m, "encoder/layers/encoder_layer_3/self_attention");
+        QVERIFY(sa);
+        const QStringList inner = describe(treeEntries(m, int(sa - m.layers.data()), false));
+        const QStringList leftover = inner.filter(QRegularExpression("^(Shape|Constant|Concat|ConstantOfShape|Equal|Where|Slice|Cast|Sqrt|Div)$"));
+        QVERIFY2(leftover.isEmpty(), qPrintable(inner.join(QLatin1Char(' '))));
+        QVERIFY(inner.last().startsWith("<shape computations"));
+        QCOMPARE(inner.count("MatMul"), 3);
+        QCOMPARE(inner.count("Reshape"), 6);
+        QCOMPARE(inner.count("Gemm"), 1);
+        QCOMPARE(inner.count("Mul"), 2); // q and k times sqrt(scale); the scale itself is folded
+        QCOMPARE(inner.count("Unsqueeze"), 1); // unflatten's, on the data; the shape ones are folded
+        // Hand-counted: 3 x dim (9), unflatten target (13), unsqueeze and squeeze axes (2), 3 Gather indices,
+        // q/k/v view targets (11 + 14 + 14), SDPA scale (9), the two output reshape targets (5 + 6).
+        QCOMPARE(inner.last(), QStringLiteral("<shape computations 86>"));
+    }
+
+    // Whatever the exporter, no op that moves activations is folded, and every Shape is.
+    void shapeComputationFlags_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("bert_like") << QStringLiteral(HEADROOM_TEST_DATA "/bert_like.onnx");
+        QTest::newRow("tiny_gpt") << QStringLiteral(HEADROOM_TEST_DATA "/tiny_gpt.onnx");
+        QTest::newRow("hf bert_base") << QStringLiteral(HEADROOM_TEST_DATA "/hf/bert_base.onnx");
+        QTest::newRow("resnet18") << QStringLiteral(HEADROOM_TEST_DATA "/resnet18.onnx");
+    }
+    void shapeComputationFlags()
+    {
+        QFETCH(QString, file);
+        if (!QFileInfo::exists(file))
+            QSKIP("test data missing");
+        const Model m = loadModel(file.toStdString());
+        for (const Node& n : m.nodes) {
+            if (n.op == "Shape")
+                QVERIFY2(n.shapeComputation, n.name.c_str());
+            if (n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv" || n.op == "Softmax" || n.op == "LayerNormalization"
+                || n.op == "Relu")
+                QVERIFY2(!n.shapeComputation, n.name.c_str());
+            // A folded node's outputs are shape-sized, never the model's output.
+            if (n.shapeComputation)
+                for (int t : n.outputs)
+                    if (t >= 0)
+                        QVERIFY2(!m.tensors[size_t(t)].isGraphOutput && m.tensors[size_t(t)].shape.dims.size() <= 1,
+                                 n.name.c_str());
+        }
+        // Folding hides rows, never figures: the root still covers every node.
+        int64_t listed = 0;
+        std::function<void(int)> count = [&](int layer) {
+            for (const TreeEntry& e : treeEntries(m, layer, false)) {
+                if (e.layer >= 0)
+                    count(e.layer);
+                listed += e.node >= 0 ? 1 : static_cast<int64_t>(e.shapeNodes.size());
+            }
+        };
+        count(0);
+        QCOMPARE(listed, int64_t(m.nodes.size()));
     }
 
     void tiedEmbeddingCountedOnce()

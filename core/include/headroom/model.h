@@ -73,6 +73,7 @@ struct Node {
     std::string module;             // module path as tree levels ("model/layers.3/self_attn/q_proj") from the
                                     // exporter's metadata_props, else from the parameters it consumes; "" if neither
     bool moduleFromMetadata = false; // `module` came from metadata_props (not guessed from parameter names)
+    bool shapeComputation = false;  // exporter shape arithmetic: outputs only feed shape operands (layer_tree.cpp)
 
     const Attr* attr(std::string_view n) const noexcept;
     int64_t attrInt(std::string_view n, int64_t fallback) const noexcept;
@@ -99,6 +100,7 @@ struct LayerNode {
     std::vector<int> nodes;      // graph nodes directly under this layer (leaf layers hold them)
     int64_t params = 0;          // trainable parameter elements, aggregated over the subtree
     int firstNode = -1, lastNode = -1; // topological range covered by the subtree
+    bool shapeOnly = false;      // every node of the subtree is a shape computation (folded when displayed)
 };
 
 struct ModelInfo {
