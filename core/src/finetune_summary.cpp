@@ -18,7 +18,7 @@ std::vector<int64_t> dimsOf(const Tensor& t)
 
 FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Evaluation& e)
 {
-    const PlanData p = buildPlan(m, config.freeze);
+    const PlanData p = buildPlan(m, planOptions(config));
     const FineTune& ft = config.finetune;
     FineTuneSummary s;
     const int gradElem = gradElemBytes(config);

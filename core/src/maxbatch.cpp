@@ -214,7 +214,7 @@ bool fitsOnGpu(const EnginePlan& plan, const Config& config)
         return false;
     if (config.allocator == AllocatorMode::Exact)
         return neededBytes(config, evaluateLight(plan, config)) + config.marginBytes <= config.gpu.capacity;
-    if (plan.data && plan.data->freeze == config.freeze)
+    if (planMatches(plan, config))
         return replayUnderCapacity(stepEvents(*plan.data, config), config).fits;
     return replayUnderCapacity(evaluate(plan, config).events, config).fits;
 }
@@ -228,7 +228,7 @@ Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluatio
     if (config.allocator == AllocatorMode::Exact || f.capacity <= 0) {
         f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     } else {
-        const bool samePlan = plan.data && plan.data->freeze == config.freeze;
+        const bool samePlan = planMatches(plan, config);
         const CapacityReplay r = replayUnderCapacity(
             samePlan ? stepEvents(*plan.data, config) : evaluate(plan, config).events, config);
         f.fits = r.fits;
