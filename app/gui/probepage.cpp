@@ -177,11 +177,11 @@ ProbePage::ProbePage(QWidget* parent)
 
     // A real run's figures (gpu_truth.py JSON lines, or torch.cuda.memory._snapshot() saved as JSON) beside
     // the theory: what headroom-cli --compare prints.
-    auto* loadMeasurement = new QPushButton(tr("Load measurement…"), this);
-    loadMeasurement->setObjectName(QStringLiteral("probeLoadMeasurement"));
-    loadMeasurement->setToolTip(tr("Set a real run's figures beside the theory: gpu_truth.py JSON lines or a "
+    auto* loadButton = new QPushButton(tr("Load measurement…"), this);
+    loadButton->setObjectName(QStringLiteral("probeLoadMeasurement"));
+    loadButton->setToolTip(tr("Set a real run's figures beside the theory: gpu_truth.py JSON lines or a "
                                    "PyTorch memory snapshot saved as JSON"));
-    controls->addWidget(loadMeasurement);
+    controls->addWidget(loadButton);
     auto* measured = new QTableWidget(0, 4, this);
     measured->setObjectName(QStringLiteral("probeMeasurementTable"));
     measured->setHorizontalHeaderLabels({tr("Quantity"), tr("Theory"), tr("Measured"), tr("Error")});
@@ -190,30 +190,15 @@ ProbePage::ProbePage(QWidget* parent)
     measured->setEditTriggers(QAbstractItemView::NoEditTriggers);
     measured->hide();
     split->insertWidget(1, measured);
-    connect(loadMeasurement, &QPushButton::clicked, this, [this, measured] {
+    connect(loadButton, &QPushButton::clicked, this, [this] {
         if (!m_model) {
             m_message->setText(tr("Open a model first."));
             return;
         }
         const QString path = QFileDialog::getOpenFileName(this, tr("Load measurement"), QString(),
                                                           tr("Measurements (*.jsonl *.json);;All files (*)"));
-        if (path.isEmpty())
-            return;
-        headroom::MeasurementKey key;
-        key.model = QFileInfo(qs(m_model->info.file)).completeBaseName().toStdString();
-        key.batch = m_model->batchSymbol >= 0 && static_cast<size_t>(m_model->batchSymbol) < m_config.symbols.size()
-            ? m_config.symbols[static_cast<size_t>(m_model->batchSymbol)] : 1;
-        if (const int s = m_model->symbolIndex("seq"); s >= 0 && static_cast<size_t>(s) < m_config.symbols.size())
-            key.seq = m_config.symbols[static_cast<size_t>(s)];
-        key.config = m_config;
-        try {
-            const headroom::Measurement m = headroom::loadMeasurement(path.toStdString(), key);
-            fillMeasurement(measured, headroom::compareJson(m, headroom::evaluate(*m_model, m_config).memory), m_units);
-            measured->show();
-            m_message->setText(tr("Measured (%1): %2").arg(qs(m.source), QFileInfo(path).fileName()));
-        } catch (const headroom::Error& e) {
-            m_message->setText(tr("Could not use the measurement: %1").arg(qs(e.what())));
-        }
+        if (!path.isEmpty())
+            loadMeasurement(path);
     });
 
     connect(m_run, &QPushButton::clicked, this, &ProbePage::run);
@@ -258,6 +243,30 @@ void ProbePage::setContext(std::shared_ptr<const headroom::Model> model, const h
 {
     m_model = std::move(model);
     m_config = config;
+}
+
+void ProbePage::loadMeasurement(const QString& path)
+{
+    auto* measured = findChild<QTableWidget*>(QStringLiteral("probeMeasurementTable"));
+    if (!m_model || !measured) {
+        m_message->setText(tr("Open a model first."));
+        return;
+    }
+    headroom::MeasurementKey key;
+    key.model = QFileInfo(qs(m_model->info.file)).completeBaseName().toStdString();
+    key.batch = m_model->batchSymbol >= 0 && static_cast<size_t>(m_model->batchSymbol) < m_config.symbols.size()
+        ? m_config.symbols[static_cast<size_t>(m_model->batchSymbol)] : 1;
+    if (const int s = m_model->symbolIndex("seq"); s >= 0 && static_cast<size_t>(s) < m_config.symbols.size())
+        key.seq = m_config.symbols[static_cast<size_t>(s)];
+    key.config = m_config;
+    try {
+        const headroom::Measurement m = headroom::loadMeasurement(path.toStdString(), key);
+        fillMeasurement(measured, headroom::compareJson(m, headroom::evaluate(*m_model, m_config).memory), m_units);
+        measured->show();
+        m_message->setText(tr("Measured (%1): %2").arg(qs(m.source), QFileInfo(path).fileName()));
+    } catch (const headroom::Error& e) {
+        m_message->setText(tr("Could not use the measurement: %1").arg(qs(e.what())));
+    }
 }
 
 void ProbePage::run()

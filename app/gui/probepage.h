@@ -48,6 +48,8 @@ public slots:
     void run();
     void cancel();
     void detectDevices();
+    // Theory beside a real run's figures (headroom::loadMeasurement's formats); errors go to message().
+    void loadMeasurement(const QString& path);
 
 signals:
     void finished(); // a run or device detection ended, whatever its status

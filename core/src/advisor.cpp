@@ -32,7 +32,11 @@ public:
                 n = std::max(n, g.needed);
             return n;
         }
-        return neededBytes(c, samePlan ? evaluate(m_plan, c) : evaluate(m_model, c));
+        // The fit's own figure: what the step holds under capacity when the allocator gives cache back.
+        if (samePlan)
+            return computeFitOnly(m_plan, c, evaluate(m_plan, c)).needed;
+        const EnginePlan plan = makePlan(m_model, c.freeze);
+        return computeFitOnly(plan, c, evaluate(plan, c)).needed;
     }
     static bool fits(const Config& c, int64_t need)
     {

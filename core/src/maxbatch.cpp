@@ -225,7 +225,8 @@ Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluatio
     f.gpu = config.gpu.name;
     f.capacity = config.gpu.capacity;
     f.needed = neededBytes(config, evaluation);
-    if (config.allocator == AllocatorMode::Exact || f.capacity <= 0) {
+    if (config.allocator == AllocatorMode::Exact || f.capacity <= 0 || f.needed + config.marginBytes <= f.capacity) {
+        // Within the budget unconstrained, the replay under capacity is the same replay: nothing to redo.
         f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     } else {
         const bool samePlan = planMatches(plan, config);

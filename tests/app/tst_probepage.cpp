@@ -2,6 +2,7 @@
 // loop keeps running, and a canned measurement fills the table beside the theory.
 #include "probepage.h"
 
+#include "headroom/format.h"
 #include "headroom/loader.h"
 
 #include <QComboBox>
@@ -119,6 +120,35 @@ private slots:
         QCOMPARE(tableText(t, gui::ProbePage::MaxBatchRow, gui::ProbePage::MeasuredColumn), QStringLiteral("192"));
         QCOMPARE(tableText(t, gui::ProbePage::ContextRow, gui::ProbePage::TheoryColumn), QStringLiteral("—"));
         QCOMPARE(page.findChild<QLabel*>(QStringLiteral("probeMaxBatch"))->text(), QStringLiteral("Max batch: measured 192"));
+    }
+
+    // "Load measurement…": the shipped H100 truth's resnet50 b64 Adam fp32 line beside the theory.
+    void realRunBesideTheory()
+    {
+        auto model = std::make_shared<const Model>(loadModel(HEADROOM_TEST_DATA "/resnet50.onnx"));
+        Config config;
+        config.symbols = model->defaultBindings();
+        config.symbols[size_t(model->batchSymbol)] = 64;
+        config.inplace = true;
+        gui::ProbePage page;
+        page.setContext(model, config);
+        const QString truth = QStringLiteral(HEADROOM_TEST_DATA "/gpu/h100-points.jsonl");
+        page.loadMeasurement(truth);
+        const auto* t = page.findChild<QTableWidget*>(QStringLiteral("probeMeasurementTable"));
+        QVERIFY(t);
+        QCOMPARE(t->rowCount(), 5);
+        QCOMPARE(t->item(0, 0)->text(), gui::ProbePage::tr("Allocated peak"));
+        QCOMPARE(t->item(0, 2)->text(), QString::fromStdString(formatBytes(5893646336)));
+        QCOMPARE(t->item(1, 2)->text(), QString::fromStdString(formatBytes(7065305088)));
+        QVERIFY2(page.message().startsWith(QStringLiteral("Measured (gpu_truth)")), qPrintable(page.message()));
+
+        // No line for batch 63: one line naming the file, the table keeps the last comparison.
+        config.symbols[size_t(model->batchSymbol)] = 63;
+        page.setContext(model, config);
+        page.loadMeasurement(truth);
+        QVERIFY2(page.message().contains(QStringLiteral("h100-points.jsonl")), qPrintable(page.message()));
+        QVERIFY(!page.message().contains(QLatin1Char('\n')));
+        QCOMPARE(t->rowCount(), 5);
     }
 
     void cannedMeasurementBesideTheory()

@@ -140,5 +140,17 @@ assert f["config"]["attention"] == "fused" and m["config"]["attention"] == "math
 assert m["memory"]["activations_saved"] - f["memory"]["activations_saved"] == 4 * (1048576 - 32 * 128 * 4)
 PY
 
+# --compare: the gpu_truth line of this model and configuration (tests/data/gpu/h100-points.jsonl:
+# tiny_gpt b32 s512 SGD fp32 ran with max_allocated 3,241,405,440 B), theory beside it.
+check "compare exits 0" expect_exit 0 "$data/tiny_gpt.onnx" --batch 32 --set seq=512 --optimizer sgd --gpu h100 \
+    --compare "$data/gpu/h100-points.jsonl" --json
+check "compare block carries the measurement" python3 -c "import json; c=json.load(open('$tmp/out'))['compare']; assert c['allocated_peak']['measured']==3241405440; assert c['source']=='gpu_truth'; assert abs(c['allocated_peak']['error_pct'])<5"
+check "compare human table" expect_exit 0 "$data/tiny_gpt.onnx" --batch 32 --set seq=512 --optimizer sgd \
+    --compare "$data/gpu/h100-points.jsonl"
+check "compare human table has the allocated peak" grep -q "allocated peak" "$tmp/out"
+check "compare with no matching line exits 1" expect_exit 1 "$data/tiny_gpt.onnx" --batch 31 --compare "$data/gpu/h100-points.jsonl"
+check "compare: one line naming the file" one_line_naming h100-points.jsonl
+check "compare needs a file" expect_exit 2 "$data/tiny_gpt.onnx" --compare
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]
