@@ -1055,6 +1055,21 @@ bool Evaluator::rule(const Node& n)
         out(n, 0, std::move(o));
         return true;
     }
+    // DFT (opset 17; opset 20 moved `axis` to an input): the last dim holds (real, imaginary).
+    if (OP("DFT")) {
+        Dims o = in(n, 0);
+        if (o.size() < 2)
+            throw Fail{"DFT needs an input of rank >= 2"};
+        int64_t axis = m_g.opset >= 20 ? (present(n, 2) ? needVal(n, 2, "axis").at(0) : -2) : n.attrInt("axis", 1);
+        const auto a = static_cast<size_t>(normAxis(axis, o.size()));
+        if (present(n, 1))
+            o[a] = needVal(n, 1, "dft_length").at(0);
+        if (n.attrInt("onesided", 0) != 0)
+            o[a] = o[a] / 2 + 1;
+        o.back() = 2;
+        out(n, 0, std::move(o));
+        return true;
+    }
     if (OP("Col2Im")) {
         const Dims& x = in(n, 0);
         const auto& image = needVal(n, 1, "image_shape");
@@ -1421,7 +1436,7 @@ bool hasShapeRule(std::string_view op, std::string_view domain)
         "NonZero", "NonMaxSuppression", "Compress", "Unique", "Constant", "SequenceEmpty", "SequenceConstruct",
         "SplitToSequence", "SequenceAt", "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
         "Optional", "OptionalGetElement", "OptionalHasElement", "RMSNormalization", "RotaryEmbedding", "GridSample",
-        "AffineGrid", "CenterCropPad", "Col2Im", "DeformConv", "HannWindow", "HammingWindow", "BlackmanWindow"};
+        "AffineGrid", "CenterCropPad", "Col2Im", "DeformConv", "DFT", "HannWindow", "HammingWindow", "BlackmanWindow"};
     return ops.count(op) > 0;
 }
 
