@@ -603,9 +603,13 @@ bool Evaluator::sequence(const Node& n)
             throw Fail{"SplitToSequence of a scalar"};
         const auto axis = static_cast<size_t>(normAxis(n.attrInt("axis", 0), x.size()));
         const bool keep = n.attrInt("keepdims", 1) != 0;
+        // One entry per element: a sequence of millions of tensors (unbinding a huge dim) is not followed.
+        constexpr int64_t kMaxElements = 1 << 16;
         Dims sizes;
         bool squeeze = false;
         if (!present(n, 1)) {
+            if (x[axis] > kMaxElements)
+                throw Fail{"SplitToSequence into " + std::to_string(x[axis]) + " tensors", true};
             sizes.assign(size_t(std::max<int64_t>(0, x[axis])), 1);
             squeeze = !keep;
         } else {
@@ -613,6 +617,8 @@ bool Evaluator::sequence(const Node& n)
             if (in(n, 1).empty()) { // a scalar: chunks of that size, the last one shorter
                 if (sp.at(0) <= 0)
                     throw Fail{"SplitToSequence split must be positive"};
+                if (x[axis] / sp[0] > kMaxElements)
+                    throw Fail{"SplitToSequence into more than " + std::to_string(kMaxElements) + " tensors", true};
                 for (int64_t left = x[axis]; left > 0; left -= sp[0])
                     sizes.push_back(std::min(left, sp[0]));
             } else {
@@ -653,6 +659,8 @@ bool Evaluator::sequence(const Node& n)
     }
     if (OP("SequenceInsert")) {
         Seq s = seqIn(n, 0);
+        if (s.size() >= size_t(1) << 16)
+            throw Fail{"SequenceInsert beyond 65536 tensors", true};
         const size_t p = present(n, 2) ? seqPos(n, 2, s.size(), true) : s.size();
         s.insert(s.begin() + long(p), {in(n, 1), val(n, 1)});
         setSeq(n, 0, std::move(s));
@@ -1055,6 +1063,21 @@ bool Evaluator::rule(const Node& n)
         out(n, 0, std::move(o));
         return true;
     }
+    // DFT (opset 17; opset 20 moved `axis` to an input): the last dim holds (real, imaginary).
+    if (OP("DFT")) {
+        Dims o = in(n, 0);
+        if (o.size() < 2)
+            throw Fail{"DFT needs an input of rank >= 2"};
+        int64_t axis = m_g.opset >= 20 ? (present(n, 2) ? needVal(n, 2, "axis").at(0) : -2) : n.attrInt("axis", 1);
+        const auto a = static_cast<size_t>(normAxis(axis, o.size()));
+        if (present(n, 1))
+            o[a] = needVal(n, 1, "dft_length").at(0);
+        if (n.attrInt("onesided", 0) != 0)
+            o[a] = o[a] / 2 + 1;
+        o.back() = 2;
+        out(n, 0, std::move(o));
+        return true;
+    }
     if (OP("Col2Im")) {
         const Dims& x = in(n, 0);
         const auto& image = needVal(n, 1, "image_shape");
@@ -1421,7 +1444,7 @@ bool hasShapeRule(std::string_view op, std::string_view domain)
         "NonZero", "NonMaxSuppression", "Compress", "Unique", "Constant", "SequenceEmpty", "SequenceConstruct",
         "SplitToSequence", "SequenceAt", "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
         "Optional", "OptionalGetElement", "OptionalHasElement", "RMSNormalization", "RotaryEmbedding", "GridSample",
-        "AffineGrid", "CenterCropPad", "Col2Im", "DeformConv", "HannWindow", "HammingWindow", "BlackmanWindow"};
+        "AffineGrid", "CenterCropPad", "Col2Im", "DeformConv", "DFT", "HannWindow", "HammingWindow", "BlackmanWindow"};
     return ops.count(op) > 0;
 }
 

@@ -48,6 +48,9 @@ check "llama: JSON paths by module" py "$tmp/llama.json" \
 "$cli" "$llama" --batch 4 --set seq=256 --csv >"$tmp/llama.csv"
 check "llama: CSV paths by module" grep -q "^m/model/layers.0/self_attn/q_proj/MatMul," "$tmp/llama.csv"
 check "llama: Netron attachment by module" grep -q "m/model/layers.0/self_attn/q_proj/MatMul" "$tmp/llama.netron.json"
+if command -v pdftotext >/dev/null && "$cli" "$llama" --batch 4 --set seq=256 --gpu h100 --pdf "$tmp/llama.pdf" >/dev/null 2>&1; then
+  check "llama: PDF layer table by module" bash -c "pdftotext '$tmp/llama.pdf' - | grep -q 'm/model/layers.0/self_attn/Softmax'"
+fi
 "$cli" "$llama" --batch 4 --set seq=256 --depth 4 >"$tmp/llama.txt"
 check "llama: table by module" grep -q "self_attn" "$tmp/llama.txt"
 

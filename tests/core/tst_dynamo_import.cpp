@@ -338,6 +338,8 @@ private slots:
         QTest::newRow("CenterCropPad") << "CenterCropPad" << QList<qlonglong>{3, 4, 5, 5};
         QTest::newRow("Col2Im") << "Col2Im" << QList<qlonglong>{3, 1, 5, 5};
         QTest::newRow("HannWindow") << "HannWindow" << QList<qlonglong>{16};
+        // Real signals [batch, 4, seq, 1] along seq, onesided: seq/2 + 1 = 6 bins of (re, im).
+        QTest::newRow("DFT onesided") << "DFT" << QList<qlonglong>{3, 4, 6, 2};
         QTest::newRow("RMSNormalization") << "RMSNormalization" << QList<qlonglong>{3, 4, 10, 10};
         QTest::newRow("RotaryEmbedding") << "RotaryEmbedding" << QList<qlonglong>{3, 4, 10, 10};
         // No rule of ours: ONNX 1.12's inference, asked at the newest opset it knows.
@@ -372,6 +374,11 @@ private slots:
         } else if (op == "Det") {
             g.input("mats", {std::string("batch"), std::string("seq"), int64_t(5), int64_t(5)});
             g.node(o, "n", {"mats"}, {"y"});
+        } else if (op == "DFT") {
+            g.input("sig", {std::string("batch"), int64_t(4), std::string("seq"), int64_t(1)});
+            constInts(g, "axis", {2}, true);
+            auto* n = g.node(o, "n", {"sig", "", "axis"}, {"y"});
+            fixture::Graph::intAttr(n, "onesided", 1);
         } else if (op == "HannWindow") {
             constInts(g, "size", {16}, true);
             g.node(o, "n", {"size"}, {"y"});
