@@ -325,6 +325,7 @@ std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& c
     for (int k = 1; k <= std::max(1, maxK); ++k) {
         Config c = config;
         c.checkpointSegments = k;
+        c.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
         const Evaluation e = evaluateLight(plan, c);
         curve.push_back({k, e.memory.peak, e.recomputeMacs});
     }
