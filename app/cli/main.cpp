@@ -223,6 +223,15 @@ int run(int argc, char** argv)
         std::cout << toCsv(model, report);
     } else if (written.empty() || o.table || o.maxBatch || report.probe) {
         std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
+        if (config.finetune.lora.r > 0 || config.finetune.quant != Quant::None) {
+            const FineTuneSummary f = summarizeFineTune(model, config, report.evaluation);
+            std::cout << "Fine-tuning: " << f.method << ", " << f.trainableParams << " trainable of "
+                      << f.trainableParams + f.frozenParams << " parameters; frozen base " << formatBytes(f.frozenBytes);
+            if (config.finetune.quant != Quant::None)
+                std::cout << " (" << toString(config.finetune.quant) << " weights " << formatBytes(f.quantizedBytes)
+                          << ", largest dequantized weight " << formatBytes(f.dequantTransientBytes) << ")";
+            std::cout << "\n";
+        }
         if (o.maxBatch)
             std::cout << "Max batch on " << report.fit.gpu << ": "
                       << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell") : std::to_string(report.fit.maxBatch))

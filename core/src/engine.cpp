@@ -88,15 +88,20 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             s.dequantTransient = std::max(s.dequantTransient, checkedMul(n, ft.computeBytes).value_or(0));
             continue;
         }
+        // PEFT >= 0.12 keeps adapters in fp32 on a 16-bit model (autocast_adapter_dtype=True in
+        // LoraLayer.update_layer -> _cast_adapter_dtype): fp32 weights, gradients and optimizer state
+        const bool fp32Adapter = isFp32Adapter(config, m.tensors[static_cast<size_t>(t)]);
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
-        if (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype))
+        if (fp32Adapter || (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype)))
             s.persistentWeights += checkedMul(n, 4).value_or(0);
         else
             s.persistentWeights += paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
         if (train && !p.frozen[static_cast<size_t>(t)]) {
-            s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, gradElem).value_or(0);
-            s.persistentOptimizer += optimizerStateBytes(config, staticDims(m, t));
+            Config fp32 = config;
+            fp32.dtype = DtypePolicy::FP32;
+            s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
+            s.persistentOptimizer += optimizerStateBytes(fp32Adapter ? fp32 : config, staticDims(m, t));
             if (config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16)
                 s.master += checkedMul(n, 4).value_or(0);
         }
@@ -344,6 +349,7 @@ std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& c
     for (int k = 1; k <= std::max(1, maxK); ++k) {
         Config c = config;
         c.checkpointSegments = k;
+        c.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
         const Evaluation e = evaluateLight(plan, c);
         curve.push_back({k, e.memory.peak, e.recomputeMacs});
     }

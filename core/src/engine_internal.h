@@ -104,6 +104,8 @@ bool isViewOp(const std::string& op) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
 std::vector<uint8_t> quantizableWeights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
+// A LoRA adapter that PEFT keeps in fp32 although the policy makes parameters 16-bit.
+bool isFp32Adapter(const Config& config, const Tensor& tensor);
 bool globMatch(std::string_view pattern, std::string_view text) noexcept;
 
 // Element sizes under the dtype policy (dtype_policy.cpp).

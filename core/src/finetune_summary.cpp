@@ -30,10 +30,13 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
         if (!p.frozen[i]) {
             s.trainableParams += n;
             if (adapter) {
+                const bool fp32 = isFp32Adapter(config, tensor);
+                Config c32 = config;
+                c32.dtype = DtypePolicy::FP32;
                 s.adapterParams += n;
-                s.adapterBytes += paramBytes(config, tensor.dtype, n);
-                s.adapterGradientBytes += checkedMul(n, gradElem).value_or(0);
-                s.adapterOptimizerBytes += optimizerStateBytes(config, dimsOf(tensor));
+                s.adapterBytes += fp32 ? checkedMul(n, 4).value_or(0) : paramBytes(config, tensor.dtype, n);
+                s.adapterGradientBytes += checkedMul(n, fp32 ? 4 : gradElem).value_or(0);
+                s.adapterOptimizerBytes += optimizerStateBytes(fp32 ? c32 : config, dimsOf(tensor));
             }
             continue;
         }

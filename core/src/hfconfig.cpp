@@ -550,7 +550,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
             // SiLU: x * sigmoid(x), as torch.onnx writes F.silu
             act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
         }
-        std::string down = b.linear(g.node("Mul", MS, {act, up}), M + (a.modelType == "phi3" ? ".down_proj" : ".down_proj"),
+        std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj",
                                     a.intermediate, a.hidden, false);
         if (a.gemmaNorms)
             down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);

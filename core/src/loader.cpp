@@ -236,8 +236,13 @@ Model loadModel(const std::string& path, const LoadOptions& options)
     const std::filesystem::path p(path);
     if (!std::filesystem::exists(p, ec))
         throw Error(path + ": no such file");
-    if (isHfConfigPath(path)) // a Hugging Face config.json (or its folder): the architecture it describes
-        return detail::load(buildHfModelFromPath(path), path, {}, options);
+    if (isHfConfigPath(path)) { // a Hugging Face config.json (or its folder): the architecture it describes
+        Model m = detail::load(buildHfModelFromPath(path), path, {}, options);
+        for (std::string& w : m.warnings)
+            if (w.find("external weight data is not present") != std::string::npos)
+                w = path + ": built from a Hugging Face config.json (architecture only, no weights); sizes come from its hyper-parameters";
+        return m;
+    }
     if (std::filesystem::is_directory(p, ec))
         throw Error(path + ": is a folder, not an ONNX file");
     const auto size = std::filesystem::file_size(p, ec);

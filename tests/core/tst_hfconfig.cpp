@@ -82,6 +82,8 @@ private slots:
         const Model m = loadModel(sample(file));
         QCOMPARE(m.params.trainable, int64_t(params));
         QCOMPARE(m.params.buffers, int64_t(0));
+        QCOMPARE(m.warnings.size(), size_t(1));
+        QVERIFY(m.warnings[0].find("built from a Hugging Face config.json") != std::string::npos);
         QVERIFY(m.batchSymbol >= 0 && m.symbolIndex("seq") >= 0);
         const Evaluation e = evaluate(m, configFor(m, DtypePolicy::BF16, 1, 64));
         QCOMPARE(e.shapes.unknown, int64_t(0));

@@ -228,6 +228,33 @@ private slots:
         QCOMPARE(summarizeFineTune(m, c, e).trainableParams, int64_t(trainable));
     }
 
+    // PEFT keeps adapters in fp32 on a 16-bit model: 4-byte weights and gradients, 8 bytes of AdamW state;
+    // under fp32 and autocast they are fp32 anyway.
+    void adapterDtype_data()
+    {
+        QTest::addColumn<int>("dtype");
+        QTest::newRow("fp32") << int(DtypePolicy::FP32);
+        QTest::newRow("bf16") << int(DtypePolicy::BF16);
+        QTest::newRow("fp16") << int(DtypePolicy::FP16);
+        QTest::newRow("amp-bf16") << int(DtypePolicy::AmpBF16);
+    }
+    void adapterDtype()
+    {
+        QFETCH(int, dtype);
+        const LoraSpec spec = specFor("lora_r8_attn");
+        const Model& m = model(spec);
+        Config c = configFor(m, spec, 2, 128);
+        c.dtype = DtypePolicy(dtype);
+        const Evaluation e = evaluate(m, c);
+        const FineTuneSummary s = summarizeFineTune(m, c, e);
+        const int64_t n = 26624;
+        QCOMPARE(s.adapterBytes, n * 4);
+        QCOMPARE(s.adapterGradientBytes, n * 4);
+        QCOMPARE(s.adapterOptimizerBytes, n * 8);
+        QCOMPARE(e.memory.gradients, n * 4);
+        QCOMPARE(e.memory.optimizer, n * 8);
+    }
+
     void badSpecs_data()
     {
         QTest::addColumn<QString>("text");
