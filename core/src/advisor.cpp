@@ -16,12 +16,13 @@ class Judge
 {
 public:
     Judge(const Model& model, const Config& config)
-        : m_model(model), m_freeze(config.freeze), m_plan(makePlan(model, config))
+        : m_model(model), m_plan(makePlan(model, config))
     {
     }
 
     // What must fit on the most loaded GPU: peak or reserved (per config.allocator) + context + workspace.
-    // A changed freeze list needs a new plan; evaluate(model, ...) builds it.
+    // A config the plan does not match (freeze list, precision class, attention) needs a new plan;
+    // evaluate(model, ...) builds it.
     int64_t need(const Config& c) const
     {
         const bool samePlan = planMatches(m_plan, c);
@@ -46,7 +47,6 @@ public:
 
 private:
     const Model& m_model;
-    std::vector<std::string> m_freeze;
     EnginePlan m_plan;
 };
 

@@ -88,11 +88,12 @@ struct Evaluation {
 // The pure function behind every figure: one configuration on one GPU (per-GPU batch, no strategy).
 Evaluation evaluate(const Model& model, const Config& config);
 
-// What does not depend on the symbol values, the dtype or the optimizer, computed once per model (and
-// per set of frozen patterns): storage aliasing of views, requires-grad, fused decompositions
-// (LayerNorm, GELU, SiLU), saved-for-backward lists. Slider ticks call evaluate(plan, config).
-// The plan refers to `model`, which must outlive it. A plan whose freeze patterns differ from
-// config.freeze is rebuilt inside evaluate (correct, just slower).
+// What does not depend on the symbol values or the optimizer, computed once per model: storage aliasing
+// of views, requires-grad, fused decompositions (LayerNorm, GELU, SiLU, attention), saved-for-backward
+// lists. Slider ticks call evaluate(plan, config).
+// The plan refers to `model`, which must outlive it. It also depends on the freeze patterns, the
+// attention mode, the device, the PyTorch version and the precision class (16-bit compute, autocast):
+// a plan that does not match the config (planMatches) is rebuilt inside evaluate (correct, just slower).
 struct PlanData;
 struct EnginePlan {
     const Model* model = nullptr;
