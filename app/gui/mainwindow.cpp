@@ -83,6 +83,15 @@ QString localOnnxFile(const QMimeData* mime)
             return url.toLocalFile();
     return {};
 }
+// The Configuration panel scrolls vertically only, so it may never be narrower than its content's
+// minimum, which grows once polished and with each model's size sliders.
+void fitControlsWidth(QScrollArea* scroll)
+{
+    QWidget* content = scroll->widget();
+    content->ensurePolished();
+    scroll->setMinimumWidth(content->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
+                            + 2 * scroll->frameWidth());
+}
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -219,7 +228,13 @@ MainWindow::MainWindow(QWidget* parent)
         if (screen)
             setGeometry(firstStartGeometry(screen->availableGeometry(), minimumSizeHint()));
     }
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (!restoreState(settings.value(QStringLiteral("window/state")).toByteArray())) {
+        // First start: the Configuration dock at its preferred width (its minimum is smaller).
+        resizeDocks({controlsDock}, {m_controlsScroll->widget()->sizeHint().width()
+                                         + m_controlsScroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)},
+                    Qt::Horizontal);
+    }
+    fitControlsWidth(m_controlsScroll);
 }
 
 QRect MainWindow::firstStartGeometry(const QRect& available, const QSize& minimum)
@@ -423,6 +438,7 @@ void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
     m_session->setModel(model, m_controls->config());
     m_configUndo->reset();
     announceConfigChange(false); // the baseline the next change is told against
+    fitControlsWidth(m_controlsScroll);
     setWindowTitle(tr("%1 — Headroom").arg(QFileInfo(path).fileName()));
     addRecentFile(path);
     statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);
