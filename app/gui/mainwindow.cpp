@@ -62,6 +62,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QWhatsThis>
 #include <QVBoxLayout>
@@ -92,6 +93,35 @@ void fitControlsWidth(QScrollArea* scroll)
     scroll->setMinimumWidth(content->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
                             + 2 * scroll->frameWidth());
 }
+
+// Re-fits whenever the panel's layout changes (a model's sliders, another engineer's controls).
+class FitOnLayoutChange : public QObject
+{
+public:
+    explicit FitOnLayoutChange(QScrollArea* scroll)
+        : QObject(scroll)
+        , m_scroll(scroll)
+    {
+        for (QWidget* w : scroll->widget()->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+            w->installEventFilter(this);
+        scroll->widget()->installEventFilter(this);
+    }
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::LayoutRequest && !m_pending) {
+            m_pending = true;
+            QTimer::singleShot(0, this, [this] {
+                m_pending = false;
+                fitControlsWidth(m_scroll);
+            });
+        }
+        return false;
+    }
+
+private:
+    QScrollArea* m_scroll;
+    bool m_pending = false;
+};
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -235,6 +265,7 @@ MainWindow::MainWindow(QWidget* parent)
                     Qt::Horizontal);
     }
     fitControlsWidth(m_controlsScroll);
+    new FitOnLayoutChange(m_controlsScroll);
 }
 
 QRect MainWindow::firstStartGeometry(const QRect& available, const QSize& minimum)
