@@ -90,22 +90,7 @@ Chart::Chart(QWidget* parent)
     m_empty->setWordWrap(true);
     m_stack->addWidget(m_empty);
     m_stack->addWidget(m_plot);
-    m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
-        QMenu menu(this);
-        menu.addAction(tr("Save Chart As…"), this, [this] {
-            QStringList filters;
-            for (const QString& f : saveFormats())
-                filters << tr("%1 files (*.%2)").arg(f.toUpper(), f);
-            const QString name = objectName().isEmpty() ? QStringLiteral("chart") : objectName();
-            const QString file = QFileDialog::getSaveFileName(this, tr("Save chart"), QDir::home().filePath(name + QStringLiteral(".png")),
-                                                              filters.join(QStringLiteral(";;")));
-            QString error;
-            if (!file.isEmpty() && !saveChart(file, &error))
-                QToolTip::showText(QCursor::pos(), error, this);
-        });
-        menu.exec(m_plot->mapToGlobal(pos));
-    });
+    addSaveMenu(m_plot);
     m_plot->setMinimumSize(240, 160);
     m_plot->setNoAntialiasingOnDrag(true);
     // Replots are queued and coalesced with the event loop; the GUI never waits on a chart.
@@ -138,35 +123,60 @@ QStringList Chart::saveFormats()
 
 bool Chart::saveChart(const QString& file, QString* error)
 {
+    return savePlot(m_plot, file, error);
+}
+
+bool savePlot(QCustomPlot* plot, const QString& file, QString* error)
+{
     const QString suffix = QFileInfo(file).suffix().toLower();
-    const int w = std::max(m_plot->width(), 640), h = std::max(m_plot->height(), 400);
+    const int w = std::max(plot->width(), 640), h = std::max(plot->height(), 400);
     bool ok = false;
     if (suffix == QLatin1String("png")) {
-        ok = m_plot->savePng(file, w, h, 2.0);
+        ok = plot->savePng(file, w, h, 2.0);
     } else if (suffix == QLatin1String("pdf")) {
-        ok = m_plot->savePdf(file, w, h);
+        ok = plot->savePdf(file, w, h);
 #ifdef HEADROOM_HAVE_SVG
     } else if (suffix == QLatin1String("svg")) {
         QSvgGenerator svg;
         svg.setFileName(file);
         svg.setSize(QSize(w, h));
         svg.setViewBox(QRect(0, 0, w, h));
-        svg.setTitle(objectName());
-        QPainter painter;
+        QCPPainter painter;
         ok = painter.begin(&svg);
         if (ok) {
-            paintChart(&painter, QRectF(0, 0, w, h), QSize(w, h));
+            plot->toPainter(&painter, w, h);
             ok = painter.end();
         }
 #endif
     } else {
         if (error)
-            *error = tr("%1: unknown image format (use %2)").arg(QDir::toNativeSeparators(file), saveFormats().join(QStringLiteral(", ")));
+            *error = Chart::tr("%1: unknown image format (use %2)").arg(QDir::toNativeSeparators(file), Chart::saveFormats().join(QStringLiteral(", ")));
         return false;
     }
     if (!ok && error)
-        *error = tr("%1: cannot write the chart").arg(QDir::toNativeSeparators(file));
+        *error = Chart::tr("%1: cannot write the chart").arg(QDir::toNativeSeparators(file));
     return ok;
+}
+
+void addSaveMenu(QCustomPlot* plot)
+{
+    plot->setContextMenuPolicy(Qt::CustomContextMenu);
+    QObject::connect(plot, &QWidget::customContextMenuRequested, plot, [plot](const QPoint& pos) {
+        QMenu menu(plot);
+        menu.addAction(Chart::tr("Save Chart As…"), plot, [plot] {
+            QStringList filters;
+            for (const QString& f : Chart::saveFormats())
+                filters << Chart::tr("%1 files (*.%2)").arg(f.toUpper(), f);
+            QWidget* owner = plot->parentWidget() ? plot->parentWidget() : plot;
+            const QString name = owner->objectName().isEmpty() ? QStringLiteral("chart") : owner->objectName();
+            const QString file = QFileDialog::getSaveFileName(plot, Chart::tr("Save chart"), QDir::home().filePath(name + QStringLiteral(".png")),
+                                                              filters.join(QStringLiteral(";;")));
+            QString error;
+            if (!file.isEmpty() && !savePlot(plot, file, &error))
+                QToolTip::showText(QCursor::pos(), error, plot);
+        });
+        menu.exec(plot->mapToGlobal(pos));
+    });
 }
 
 void Chart::setEmptyText(const QString& text)

@@ -49,6 +49,11 @@ QColor categoryColor(int index);
 // columns: a legend inside the plotted area covers data (a bar, the end of a curve) sooner or later.
 void placeLegendBelow(QCustomPlot* plot, int columns = 4);
 
+// "Save Chart As..." on the plot's context menu, and the writer behind it: PNG, PDF or (built with Qt SVG)
+// SVG by the file's suffix; false and *error (one line naming the file) on failure.
+void addSaveMenu(QCustomPlot* plot);
+bool savePlot(QCustomPlot* plot, const QString& file, QString* error = nullptr);
+
 class Chart : public QWidget
 {
     Q_OBJECT

@@ -95,10 +95,17 @@ void LayersPage::modelReset()
         header->setSectionResizeMode(c, QHeaderView::Interactive);
         m_view->resizeColumnToContents(c);
         int width = std::max(m_view->columnWidth(c), header->sectionSizeHint(c));
+        // Before the first figures arrive (and with short translated headers) the contents say little:
+        // room for a typical figure, with the cost bar's margin.
+        const QFontMetrics fm = m_view->fontMetrics();
+        if (c >= LayerTreeModel::ParamsColumn)
+            width = std::max(width, fm.horizontalAdvance(QStringLiteral("8888.8 MiB")) + em);
+        else if (c == LayerTreeModel::ShapeColumn)
+            width = std::max(width, fm.horizontalAdvance(QStringLiteral("[64, 768, 14, 14]")) + em / 2);
         if (c == LayerTreeModel::OpColumn)
             width = std::min(width, 9 * em);
         else if (c == LayerTreeModel::ShapeColumn)
-            width = std::min(width, 11 * em);
+            width = std::min(width, std::max(11 * em, fm.horizontalAdvance(QStringLiteral("[64, 768, 14, 14]")) + em / 2));
         m_view->setColumnWidth(c, width);
     }
     header->setSectionResizeMode(LayerTreeModel::NameColumn, QHeaderView::Stretch);

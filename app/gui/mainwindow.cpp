@@ -62,6 +62,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QWhatsThis>
 #include <QVBoxLayout>
@@ -84,6 +85,44 @@ QString localOnnxFile(const QMimeData* mime)
             return url.toLocalFile();
     return {};
 }
+// The Configuration panel scrolls vertically only, so it may never be narrower than its content's
+// minimum, which grows once polished and with each model's size sliders.
+void fitControlsWidth(QScrollArea* scroll)
+{
+    QWidget* content = scroll->widget();
+    content->ensurePolished();
+    scroll->setMinimumWidth(content->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
+                            + 2 * scroll->frameWidth());
+}
+
+// Re-fits whenever the panel's layout changes (a model's sliders, another engineer's controls).
+class FitOnLayoutChange : public QObject
+{
+public:
+    explicit FitOnLayoutChange(QScrollArea* scroll)
+        : QObject(scroll)
+        , m_scroll(scroll)
+    {
+        for (QWidget* w : scroll->widget()->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+            w->installEventFilter(this);
+        scroll->widget()->installEventFilter(this);
+    }
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::LayoutRequest && !m_pending) {
+            m_pending = true;
+            QTimer::singleShot(0, this, [this] {
+                m_pending = false;
+                fitControlsWidth(m_scroll);
+            });
+        }
+        return false;
+    }
+
+private:
+    QScrollArea* m_scroll;
+    bool m_pending = false;
+};
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -220,7 +259,14 @@ MainWindow::MainWindow(QWidget* parent)
         if (screen)
             setGeometry(firstStartGeometry(screen->availableGeometry(), minimumSizeHint()));
     }
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (!restoreState(settings.value(QStringLiteral("window/state")).toByteArray())) {
+        // First start: the Configuration dock at its preferred width (its minimum is smaller).
+        resizeDocks({controlsDock}, {m_controlsScroll->widget()->sizeHint().width()
+                                         + m_controlsScroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)},
+                    Qt::Horizontal);
+    }
+    fitControlsWidth(m_controlsScroll);
+    new FitOnLayoutChange(m_controlsScroll);
 }
 
 QRect MainWindow::firstStartGeometry(const QRect& available, const QSize& minimum)
@@ -424,6 +470,7 @@ void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
     m_session->setModel(model, m_controls->config());
     m_configUndo->reset();
     announceConfigChange(false); // the baseline the next change is told against
+    fitControlsWidth(m_controlsScroll);
     setWindowTitle(tr("%1 — Headroom").arg(QFileInfo(path).fileName()));
     addRecentFile(path);
     statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);

@@ -140,6 +140,7 @@ ProbePage::ProbePage(QWidget* parent)
     for (QCustomPlot* plot : {m_categoryPlot, m_timelinePlot}) {
         plot->setMinimumHeight(160);
         placeLegendBelow(plot, 3);
+        addSaveMenu(plot);
         plot->yAxis->setTicker(QSharedPointer<BytesTicker>::create(m_units));
     }
     m_timelinePlot->xAxis->setLabel(tr("Allocation event"));

@@ -156,6 +156,10 @@ private slots:
         QVERIFY(scroll);
         QScrollBar* bar = scroll->verticalScrollBar();
         QVERIFY2(bar->maximum() > 0, "the panel must scroll for this test");
+        // Never narrower than its content: nothing is cut off at the right (it scrolls vertically only).
+        QTest::qWait(100);
+        QVERIFY2(scroll->viewport()->width() >= scroll->widget()->minimumSizeHint().width(),
+                 qPrintable(QStringLiteral("viewport %1 < content %2").arg(scroll->viewport()->width()).arg(scroll->widget()->minimumSizeHint().width())));
         auto* gpu = w.controls()->findChild<QComboBox*>(QStringLiteral("gpuCombo"));
         QVERIFY(gpu);
         QCOMPARE(gpu->focusPolicy(), Qt::StrongFocus);

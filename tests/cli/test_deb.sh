@@ -24,6 +24,7 @@ if [ -f "$build/app/gui/headroom" ]; then
   expect '\./usr/share/applications/headroom\.desktop$'
   expect '\./usr/share/icons/hicolor/scalable/apps/headroom\.svg$'
   expect '\./usr/share/metainfo/io\.github\.headroom\.metainfo\.xml$'
+  expect '\./usr/share/doc/headroom/USER_GUIDE\.md$' # F1 opens it
 fi
 if [ -f "$build/app/probe/headroom-probe" ]; then
   expect '\./usr/bin/headroom-probe$'
