@@ -141,8 +141,9 @@ assert m["memory"]["activations_saved"] - f["memory"]["activations_saved"] == 4 
 PY
 
 # --compare: the gpu_truth line of this model and configuration (tests/data/gpu/h100-points.jsonl:
-# tiny_gpt b32 s512 SGD fp32 ran with max_allocated 3,241,405,440 B), theory beside it.
-check "compare exits 0" expect_exit 0 "$data/tiny_gpt.onnx" --batch 32 --set seq=512 --optimizer sgd --gpu h100 \
+# tiny_gpt b32 s512 SGD fp32 ran with max_allocated 3,241,405,440 B; tiny_gpt writes its attention out:
+# --attention math), theory beside it.
+check "compare exits 0" expect_exit 0 "$data/tiny_gpt.onnx" --batch 32 --set seq=512 --optimizer sgd --gpu h100 --attention math \
     --compare "$data/gpu/h100-points.jsonl" --json
 check "compare block carries the measurement" python3 -c "import json; c=json.load(open('$tmp/out'))['compare']; assert c['allocated_peak']['measured']==3241405440; assert c['source']=='gpu_truth'; assert abs(c['allocated_peak']['error_pct'])<5"
 check "compare human table" expect_exit 0 "$data/tiny_gpt.onnx" --batch 32 --set seq=512 --optimizer sgd \
