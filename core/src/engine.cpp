@@ -66,6 +66,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     s.numel.resize(nT);
     s.act.assign(nT, 0);
     s.gradBytes.assign(nT, 0);
+    s.weightBytes.assign(nT, 0);
     for (size_t t = 0; t < nT; ++t) {
         const int64_t n = t < shapes.numel.size() ? shapes.numel[t] : -1;
         s.numel[t] = n;
@@ -85,6 +86,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             const int64_t q = quantizedBytes(ft, n, dims.size() == 2 ? dims[1] : 1);
             s.quantized += q;
             s.persistentWeights += q;
+            s.weightBytes[static_cast<size_t>(t)] = q;
             s.dequantTransient = std::max(s.dequantTransient, checkedMul(n, ft.computeBytes).value_or(0));
             continue;
         }
@@ -93,10 +95,11 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         const bool fp32Adapter = isFp32Adapter(config, m.tensors[static_cast<size_t>(t)]);
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
-        if (fp32Adapter || (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype)))
-            s.persistentWeights += checkedMul(n, 4).value_or(0);
-        else
-            s.persistentWeights += paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
+        const int64_t w = fp32Adapter || (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype))
+                              ? checkedMul(n, 4).value_or(0)
+                              : paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
+        s.weightBytes[static_cast<size_t>(t)] = w;
+        s.persistentWeights += w;
         if (train && !p.frozen[static_cast<size_t>(t)]) {
             Config fp32 = config;
             fp32.dtype = DtypePolicy::FP32;
@@ -120,6 +123,24 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     return s;
 }
 
+// The one place that turns a configuration into simulation options: evaluate, the fit's per-step highs and
+// the allocator replay must simulate the same step (checkpoint segments, HF per-layer checkpointing).
+SimOptions simOptionsFor(const PlanData& p, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                         bool train, bool events)
+{
+    SimOptions opt;
+    opt.events = events;
+    opt.inplace = config.inplace;
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
+        opt.segmentOfUnit = layerCheckpointSegments(p);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    } else if (train && config.checkpointSegments > 1) {
+        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    }
+    return opt;
+}
+
 Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
 {
     const Model& m = *p.model;
@@ -129,17 +150,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     e.shapes = evaluateShapes(m, values);
     const Sizes sizes = computeSizes(p, config, e.shapes, train);
 
-    SimOptions opt;
-    opt.events = !light || config.allocator != AllocatorMode::Exact;
-    opt.inplace = config.inplace;
-    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
-        opt.segmentOfUnit = layerCheckpointSegments(p);
-        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
-    } else if (train && config.checkpointSegments > 1) {
-        opt.segments = config.checkpointSegments;
-        opt.segmentOfUnit = checkpointSegments(p, config, e.shapes, sizes, config.checkpointSegments);
-        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
-    }
+    const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
     SimResult sim = simulate(p, config, e.shapes, sizes, opt);
 
     Breakdown& b = e.memory;
@@ -284,17 +295,7 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
     const bool train = !policyIsInference(config);
     const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
     const Sizes sizes = computeSizes(p, config, shapes, train);
-    SimOptions opt;
-    opt.events = false;
-    opt.inplace = config.inplace;
-    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
-        opt.segmentOfUnit = layerCheckpointSegments(p);
-        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
-    } else if (train && config.checkpointSegments > 1) {
-        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
-        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
-    }
-    const SimResult sim = simulate(p, config, shapes, sizes, opt);
+    const SimResult sim = simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, false));
     std::vector<int64_t> highs;
     highs.reserve(sim.timeline.size());
     for (const TimelinePoint& pt : sim.timeline)
@@ -308,14 +309,7 @@ std::vector<AllocEvent> stepEvents(const PlanData& p, const Config& config)
     const bool train = !policyIsInference(config);
     const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
     const Sizes sizes = computeSizes(p, config, shapes, train);
-    SimOptions opt;
-    opt.events = true;
-    opt.inplace = config.inplace;
-    if (train && config.checkpointSegments > 1) {
-        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
-        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
-    }
-    return simulate(p, config, shapes, sizes, opt).events;
+    return simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, true)).events;
 }
 
 Evaluation evaluate(const EnginePlan& plan, const Config& config)

@@ -137,6 +137,9 @@ struct Sizes {
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
     int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes
+    // per tensor (params): stored bytes as the step holds them (quantized, kbit-prep fp32, fp32 adapters);
+    // the per-block replay and persistentWeights must agree on them
+    std::vector<int64_t> weightBytes;
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& options);

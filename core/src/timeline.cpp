@@ -316,11 +316,11 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
     std::vector<int> paramGrad(nT, -1);
     std::vector<uint8_t> gradPre(nT, 0);
     if (opt.events) {
-        for (int p : plan.trainable) {
-            const Tensor& t = m.tensors[static_cast<size_t>(p)];
-            const int64_t n = std::max<int64_t>(sizes.numel[static_cast<size_t>(p)], 0);
-            s.alloc(paramBytes(config, t.dtype, n), Category::Weights, p, 1);
-        }
+        for (int p : plan.trainable)
+            s.alloc(sizes.weightBytes[static_cast<size_t>(p)], Category::Weights, p, 1);
+        // the largest dequantized 4/8-bit weight, held at the peak as persistentWeights counts it
+        if (sizes.dequantTransient > 0 && sizes.quantized > 0 && !plan.trainable.empty())
+            s.alloc(sizes.dequantTransient, Category::Weights, -1, 1);
         for (int b : plan.buffers) {
             const Tensor& t = m.tensors[static_cast<size_t>(b)];
             s.alloc(bufferBytes(config, t.dtype, std::max<int64_t>(sizes.numel[static_cast<size_t>(b)], 0)),

@@ -56,6 +56,51 @@ private slots:
     }
 
     // A graph with no decoder-layer list says so instead of silently checkpointing nothing.
+    // Max batch searches the same step the verdict judges: at the answer the step fits, one more does not
+    // (checkpointing, per-layer checkpointing and QLoRA change the step; the search must see the change).
+    void maxBatchIsTheBoundary_data()
+    {
+        QTest::addColumn<bool>("layers");
+        QTest::addColumn<int>("segments");
+        QTest::addColumn<bool>("qlora");
+        QTest::newRow("plain") << false << 0 << false;
+        QTest::newRow("per-layer checkpoint") << true << 0 << false;
+        QTest::newRow("checkpoint_sequential 4") << false << 4 << false;
+        QTest::newRow("qlora + per-layer checkpoint") << true << 0 << true;
+    }
+    void maxBatchIsTheBoundary()
+    {
+        QFETCH(bool, layers);
+        QFETCH(int, segments);
+        QFETCH(bool, qlora);
+        LoadOptions o;
+        if (qlora)
+            o.lora = LoraSpec{16, 32, 0, {"all-linear"}};
+        const Model m = loadModel(HEADROOM_TEST_DATA "/hf/llama_small.config.json", o);
+        Config c;
+        c.optimizer = Optimizer::AdamW;
+        c.symbols = m.defaultBindings();
+        c.symbols[static_cast<size_t>(m.symbolIndex("seq"))] = 512;
+        c.gpu = GpuSpec{"8 GiB", int64_t(8) << 30, 0, 0};
+        c.finetune.layerCheckpoint = layers;
+        c.checkpointSegments = segments;
+        if (qlora) {
+            c.freeze = loraFreezePatterns();
+            c.finetune.lora = o.lora;
+            c.finetune.quant = Quant::NF4;
+        }
+        const EnginePlan plan = makePlan(m, c);
+        const int64_t best = maxBatch(plan, c);
+        QVERIFY2(best >= 1, qPrintable(QString::number(best)));
+        const auto fitsAt = [&](int64_t b) {
+            Config at = c;
+            at.symbols[static_cast<size_t>(m.batchSymbol)] = b;
+            return computeFitOnly(plan, at, evaluate(plan, at)).fits;
+        };
+        QVERIFY(fitsAt(best));
+        QVERIFY(!fitsAt(best + 1));
+    }
+
     void noLayerList()
     {
         const Model m = loadModel(HEADROOM_TEST_DATA "/resnet18.onnx");

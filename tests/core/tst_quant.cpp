@@ -83,6 +83,51 @@ private slots:
         QCOMPARE(s.trainableParams, int64_t(3407872));
     }
 
+    // The allocated timeline is the same whichever allocator model replays it: the per-block replay must
+    // hold the weights at their stored size (4-bit, kbit-prep fp32, fp32 adapters), as `memory.weights`
+    // does, or a QLoRA step looks as big as an fp32 full model's.
+    void allocatorModelsAgree_data()
+    {
+        QTest::addColumn<int>("quant");
+        QTest::addColumn<bool>("kbitPrep");
+        QTest::addColumn<int>("dtype");
+        QTest::newRow("lora bf16") << int(Quant::None) << false << int(DtypePolicy::BF16);
+        QTest::newRow("qlora nf4 kbit") << int(Quant::NF4) << true << int(DtypePolicy::FP32);
+        QTest::newRow("qlora nf4 no kbit") << int(Quant::NF4) << false << int(DtypePolicy::BF16);
+        QTest::newRow("int8 kbit") << int(Quant::Int8) << true << int(DtypePolicy::FP32);
+    }
+    void allocatorModelsAgree()
+    {
+        QFETCH(int, quant);
+        QFETCH(bool, kbitPrep);
+        QFETCH(int, dtype);
+        LoadOptions o;
+        o.lora = LoraSpec{16, 32, 0, {"all-linear"}};
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/hf/llama_small.config.json", o);
+        Config c;
+        c.dtype = DtypePolicy(dtype);
+        c.optimizer = Optimizer::AdamW;
+        c.symbols = m.defaultBindings();
+        c.symbols[static_cast<size_t>(m.batchSymbol)] = 2;
+        c.symbols[static_cast<size_t>(m.symbolIndex("seq"))] = 256;
+        c.freeze = loraFreezePatterns();
+        c.finetune.lora = o.lora;
+        c.finetune.quant = Quant(quant);
+        c.finetune.doubleQuant = true;
+        c.finetune.kbitPrep = kbitPrep;
+        c.allocator = AllocatorMode::Exact;
+        const Evaluation exact = evaluate(m, c);
+        c.allocator = AllocatorMode::Caching;
+        const Evaluation caching = evaluate(m, c);
+        QCOMPARE(caching.memory.weights, exact.memory.weights);
+        QCOMPARE(caching.memory.peak, exact.memory.peak);
+        QVERIFY(caching.memory.reservedPeak >= caching.memory.peak);
+        // weights + adapter gradients + optimizer state + what the step keeps: never more than the
+        // step's own categories add up to
+        QVERIFY(exact.memory.peak < exact.memory.weights + exact.memory.gradients + exact.memory.optimizer
+                                        + exact.memory.activationsPeak + (16 << 20));
+    }
+
     // bitsandbytes Optimizer2State: tensors under 4096 elements keep fp32 state, larger ones one byte per
     // moment element plus an fp32 absmax per 256-element block.
     void adam8bit_data()
