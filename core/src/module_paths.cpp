@@ -10,11 +10,12 @@
 namespace headroom::detail {
 namespace {
 
-std::vector<std::string> splitDots(const std::string& s)
+// The non-empty pieces of `s` between `sep`s ("a..b." -> a, b).
+std::vector<std::string> split(const std::string& s, char sep)
 {
     std::vector<std::string> out;
     for (size_t p = 0; p <= s.size();) {
-        size_t e = s.find('.', p);
+        size_t e = s.find(sep, p);
         if (e == std::string::npos)
             e = s.size();
         if (e > p)
@@ -40,23 +41,9 @@ std::string moduleOfParameter(const std::string& name)
     return name.substr(0, dot);
 }
 
-std::vector<std::string> splitSlashes(const std::string& s)
-{
-    std::vector<std::string> out;
-    for (size_t p = 0; p <= s.size();) {
-        size_t e = s.find('/', p);
-        if (e == std::string::npos)
-            e = s.size();
-        if (e > p)
-            out.push_back(s.substr(p, e - p));
-        p = e + 1;
-    }
-    return out;
-}
-
 std::string commonModule(const std::string& a, const std::string& b)
 {
-    const auto pa = splitSlashes(a), pb = splitSlashes(b);
+    const auto pa = split(a, '/'), pb = split(b, '/');
     std::string out;
     for (size_t i = 0; i < pa.size() && i < pb.size() && pa[i] == pb[i]; ++i)
         out += (out.empty() ? "" : "/") + pa[i];
@@ -69,7 +56,7 @@ std::vector<std::string> modulePathParts(const std::string& dotted)
 {
     // ModuleList/Sequential children are "<name>.<int>": one tree level, as TorchScript's "/layer1/layer1.0/".
     std::vector<std::string> parts;
-    for (std::string& p : splitDots(dotted)) {
+    for (std::string& p : split(dotted, '.')) {
         if (allDigits(p) && !parts.empty())
             parts.back() += "." + p;
         else
