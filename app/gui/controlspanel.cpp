@@ -1,5 +1,6 @@
 #include "controlspanel.h"
 
+#include "finetunepanel.h"
 #include "logslider.h"
 
 #include "headroom/gpus.h"
@@ -73,6 +74,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     , m_margin(new QSpinBox(this))
     , m_units(new QComboBox(this))
     , m_attention(new QComboBox(this))
+    , m_finetune(new FineTunePanel(this))
 {
     auto* layout = new QVBoxLayout(this);
     auto* symbols = new QGroupBox(tr("Sizes"), this);
@@ -94,6 +96,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     form->addRow(tr("Attention:"), m_attention);
     form->addRow(QString(), m_inplace);
     layout->addWidget(training);
+    layout->addWidget(m_finetune);
 
     auto* target = new QGroupBox(tr("Target"), this);
     auto* targetForm = new QFormLayout(target);
@@ -182,6 +185,15 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     connect(m_gpu, &QComboBox::currentIndexChanged, this, [this] {
         updateGpuWidgets();
         changed();
+    });
+    connect(m_finetune, &FineTunePanel::changed, this, [this] {
+        // Hugging Face per-layer checkpointing replaces checkpoint_sequential (the CLI refuses both).
+        m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);
+        changed();
+    });
+    connect(m_finetune, &FineTunePanel::optimizerRequested, this, [this](headroom::Optimizer o) {
+        const QSignalBlocker block(m_optimizer); // the recipe's own change signal follows
+        selectData(m_optimizer, static_cast<int>(o));
     });
     connect(m_useBest, &QPushButton::clicked, this, [this] { m_checkpoint->setValue(m_best); });
     connect(m_units, &QComboBox::currentIndexChanged, this, [this] {
@@ -324,10 +336,14 @@ headroom::Config ControlsPanel::config() const
     c.dtype = enumOf<headroom::DtypePolicy>(m_dtype);
     c.optimizer = enumOf<headroom::Optimizer>(m_optimizer);
     c.loss = enumOf<headroom::Loss>(m_loss);
-    c.checkpointSegments = m_checkpoint->value();
+    c.finetune = m_finetune->fineTune();
+    c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();
     c.inplace = m_inplace->isChecked();
     c.freeze = m_freeze;
+    if (c.finetune.lora.r > 0) // only the adapters train, as the CLI's --lora
+        for (const std::string& p : headroom::loraFreezePatterns())
+            c.freeze.push_back(p);
     const QString gpu = m_gpu->currentData().toString();
     const auto preset = gpu.isEmpty() ? std::nullopt : headroom::findGpu(gpu.toStdString());
     c.gpu = preset ? *preset : headroom::customGpu(static_cast<int64_t>(std::llround(m_capacity->value() * GiB)));
@@ -385,6 +401,7 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
     s.endGroup();
+    m_finetune->saveSettings(s);
     for (size_t i = 0; i < m_symbolSliders.size(); ++i)
         s.setValue(QStringLiteral("symbols/") + qs(m_symbolNames[i]), m_symbolSliders[i]->value());
 }
@@ -423,6 +440,8 @@ void ControlsPanel::restoreSettings()
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
                                              ? headroom::Units::SI : headroom::Units::IEC));
     s.endGroup();
+    m_finetune->restoreSettings(s);
+    m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);
     updateGpuWidgets();
     updateStrategyWidgets();
     m_restoring = false;

@@ -231,6 +231,10 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_loader, &ModelLoader::failed, this, [this, hideProgress](int, const QString& message) {
         hideProgress();
+        if (m_requestedLora != m_modelLora && m_requestedFile == m_currentFile)
+            m_failedLora = m_requestedLora; // LoRA targets that match nothing: said once, not on every change
+        m_requestedLora = m_modelLora;
+        m_requestedFile = m_currentFile;
         onLoadFailed(message);
     });
     connect(m_loader, &ModelLoader::cancelled, this, [this, hideProgress](int) {
@@ -240,8 +244,14 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_cancel, &QToolButton::clicked, m_loader, &ModelLoader::cancel);
 
     connect(m_controls, &ControlsPanel::configChanged, this, [this] {
-        if (m_session->model())
-            m_session->setConfig(m_controls->config());
+        const headroom::Config config = m_controls->config();
+        if (m_session->model()) {
+            if (config.finetune.lora != m_requestedLora && config.finetune.lora != m_failedLora)
+                reloadWithLora(config.finetune.lora);
+            else if (m_requestedLora == m_modelLora && config.finetune.lora == m_modelLora)
+                m_session->setConfig(config);
+            // else: a reload is under way; the model it brings gets the configuration of that moment
+        }
         announceConfigChange();
     });
     connect(m_controls, &ControlsPanel::unitsChanged, this, &MainWindow::refreshUnits);
@@ -448,7 +458,20 @@ void MainWindow::createStatusBar()
 void MainWindow::openFile(const QString& path)
 {
     std::vector<std::pair<std::string, int64_t>> values;
-    m_loader->load(path, std::move(values));
+    m_requestedFile = path;
+    m_requestedLora = m_controls->config().finetune.lora;
+    m_failedLora.reset();
+    m_loader->load(path, std::move(values), m_requestedLora);
+}
+
+void MainWindow::reloadWithLora(const headroom::LoraSpec& lora)
+{
+    // Adapters are part of the graph (LoadOptions::lora): the same file again, on the background
+    // loader. The sliders keep their values: setModel() reads them back from the settings.
+    m_controls->saveSettings();
+    m_requestedLora = lora;
+    m_failedLora.reset();
+    m_loader->load(m_requestedFile, {}, lora);
 }
 
 void MainWindow::openSample()
@@ -463,6 +486,7 @@ void MainWindow::openSample()
 void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
 {
     m_currentFile = path;
+    m_modelLora = m_requestedLora;
     m_controls->setModel(*model);
     m_controls->setFreeze({});
     m_layers->model()->setModel(model);
