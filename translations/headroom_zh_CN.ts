@@ -1036,6 +1036,14 @@
         <translation>Adafactor</translation>
     </message>
     <message>
+        <source>Paged AdamW (32-bit)</source>
+        <translation>分页 AdamW（32 位）</translation>
+    </message>
+    <message>
+        <source>Paged AdamW (8-bit)</source>
+        <translation>分页 AdamW（8 位）</translation>
+    </message>
+    <message>
         <source>Custom</source>
         <translation>自定义</translation>
     </message>
@@ -1437,8 +1445,8 @@
         <translation>精度策略。纯 FP16/BF16：全部为 2 字节。AMP（torch.autocast）：FP32 权重、梯度和优化器，矩阵乘/卷积输出为 16 位。混合精度：16 位权重加 FP32 主权重副本。</translation>
     </message>
     <message>
-        <source>Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes (two FP32 moments), 8-bit Adam 2 bytes.</source>
-        <translation>每个可训练参数的优化器状态：SGD 无，动量 4 字节，Adam/AdamW 8 字节（两个 FP32 矩），8 位 Adam 2 字节。</translation>
+        <source>Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes (two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in unified memory that can move to the host: shown beside the peak, not in it.</source>
+        <translation>每个可训练参数的优化器状态：SGD 无，动量 4 字节，Adam/AdamW 8 字节（两个 FP32 矩），8 位 Adam 2 字节。分页 AdamW（bitsandbytes）把大张量的状态放在可迁移到主机的统一内存中：显示在峰值旁边，不计入峰值。</translation>
     </message>
     <message>
         <source>Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for language models); None when the graph computes its own loss.</source>
@@ -2400,8 +2408,8 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>PEFT 的 LoraConfig() 默认值：秩 8，alpha 8，无 dropout，作用于该模型的默认层（Llama 类模型为 q_proj 和 v_proj）。</translation>
     </message>
     <message>
-        <source>The QLoRA paper&apos;s setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, dropout 0.1 on every linear layer, 32-bit AdamW and a checkpoint per decoder layer.</source>
-        <translation>QLoRA 论文的设置：NF4 加双重量化，BF16 计算，秩 64，alpha 16，dropout 0.1，作用于所有线性层，32 位 AdamW，每个解码层一个检查点。</translation>
+        <source>The QLoRA paper&apos;s setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer.</source>
+        <translation>QLoRA 论文的设置：NF4 加双重量化，BF16 计算，秩 64，alpha 16，dropout 0.1，作用于所有线性层，分页 32 位 AdamW，每个解码层一个检查点。</translation>
     </message>
     <message>
         <source>LoRA rank r: each adapted layer gets r × (inputs + outputs) trainable parameters. Changing it reloads the model.</source>
@@ -2457,6 +2465,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6</source>
         <translation>%1：可训练参数 %2 · 冻结的基础权重 %3 · 适配器 %4 · 适配器梯度 %5 · 优化器状态 %6</translation>
+    </message>
+    <message>
+        <source> · paged optimizer state %1 beside the peak</source>
+        <translation> · 分页优化器状态 %1（在峰值之外）</translation>
     </message>
     <message>
         <source> · dequantized weight %1</source>

@@ -126,7 +126,8 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     m_dtype->setToolTip(tr("Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
                            "weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies."));
     m_optimizer->setToolTip(tr("Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes "
-                               "(two FP32 moments), 8-bit Adam 2 bytes."));
+                               "(two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in "
+                               "unified memory that can move to the host: shown beside the peak, not in it."));
     m_loss->setToolTip(tr("Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for "
                           "language models); None when the graph computes its own loss."));
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
@@ -215,7 +216,7 @@ void ControlsPanel::addChoices()
         addEnum(m_dtype, d, dtypeName(d));
     for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW, Optimizer::Adagrad,
                         Optimizer::RMSprop, Optimizer::Adadelta, Optimizer::Lion, Optimizer::LAMB, Optimizer::Adam8bit,
-                        Optimizer::Adafactor})
+                        Optimizer::Adafactor, Optimizer::PagedAdamW, Optimizer::PagedAdamW8bit})
         addEnum(m_optimizer, o, optimizerName(o));
     addEnum(m_loss, Loss::CrossEntropy, tr("Cross-entropy"));
     addEnum(m_loss, Loss::MSE, tr("Mean squared error"));

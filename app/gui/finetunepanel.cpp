@@ -93,7 +93,7 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     m_peft->setToolTip(tr("PEFT's LoraConfig() defaults: rank 8, alpha 8, no dropout, the model's default layers "
                           "(q_proj and v_proj for Llama-style models)."));
     m_qlora->setToolTip(tr("The QLoRA paper's setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, "
-                           "dropout 0.1 on every linear layer, 32-bit AdamW and a checkpoint per decoder layer."));
+                           "dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer."));
     m_rank->setToolTip(tr("LoRA rank r: each adapted layer gets r × (inputs + outputs) trainable parameters. "
                           "Changing it reloads the model."));
     m_alpha->setToolTip(tr("LoRA alpha: scales the adapters' output by alpha / r. It changes no memory."));
@@ -212,7 +212,7 @@ void FineTunePanel::applyQLoraPaper()
 {
     // Dettmers et al. 2023 (QLoRA), section 4, as the CLI's --recipe qlora-paper: NF4 + double
     // quantization, bf16 compute, r=64, alpha=16, dropout 0.1, every linear layer, gradient checkpointing,
-    // 32-bit AdamW (paged in the paper; paging is not modelled).
+    // paged 32-bit AdamW.
     m_quiet = true;
     setMethod(Method::QLoRA);
     selectData(m_quant, static_cast<int>(headroom::Quant::NF4));
@@ -225,7 +225,7 @@ void FineTunePanel::applyQLoraPaper()
     m_targets->setText(QStringLiteral("all-linear"));
     m_layerCheckpoint->setChecked(true);
     m_quiet = false;
-    emit optimizerRequested(headroom::Optimizer::AdamW);
+    emit optimizerRequested(headroom::Optimizer::PagedAdamW);
     emit changed();
 }
 

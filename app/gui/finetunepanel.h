@@ -33,7 +33,7 @@ public:
     void setMethod(Method m);
 
     // The CLI's --recipe peft-defaults / qlora-paper (app/cli/options.cpp); the QLoRA paper's optimizer
-    // (32-bit AdamW) is asked of the owner through optimizerRequested.
+    // (paged 32-bit AdamW) is asked of the owner through optimizerRequested.
     void applyPeftDefaults();
     void applyQLoraPaper();
 

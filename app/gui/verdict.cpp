@@ -159,6 +159,9 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
     const QString split = fineTuneText(model, report, units);
     if (!split.isEmpty())
         text += QLatin1Char('\n') + split;
+    if (report.evaluation.memory.pagedOptimizer > 0)
+        //: %1 bytes of a paged optimizer's state, kept in CUDA unified memory and not counted in the peak
+        text += tr(" · paged optimizer state %1 beside the peak").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
     setText(text);
     applyColours();
 }

@@ -169,7 +169,7 @@ private slots:
         QCOMPARE(optimizer.size(), qlora ? 1 : 0);
         if (qlora) {
             QVERIFY(f == qloraPaper());
-            QVERIFY(optimizer.first().first().value<Optimizer>() == Optimizer::AdamW);
+            QVERIFY(optimizer.first().first().value<Optimizer>() == Optimizer::PagedAdamW);
         }
     }
 
@@ -223,12 +223,12 @@ private slots:
         QVERIFY(waitForReport(w));
         Model cliModel;
         // headroom-cli Llama-3.1-8B.json --recipe qlora-paper --gpu "RTX 4090" --set seq=2048
-        Report cli = cliReport(qloraPaper(), DtypePolicy::FP32, Optimizer::AdamW, cliModel);
+        Report cli = cliReport(qloraPaper(), DtypePolicy::FP32, Optimizer::PagedAdamW, cliModel);
         compare(w, cli, cliModel);
         // ... with --dtype bf16 (docs/FINETUNING.md's table): it fits, and the banner gives the max batch.
         selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
         QVERIFY(waitForReport(w));
-        cli = cliReport(qloraPaper(), DtypePolicy::BF16, Optimizer::AdamW, cliModel);
+        cli = cliReport(qloraPaper(), DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
         QVERIFY2(cli.fit.fits, "the CLI says the QLoRA recipe fits in bf16");
         compare(w, cli, cliModel);
         QVERIFY(w.verdict()->text().contains(QStringLiteral("max batch %1").arg(cli.fit.maxBatch)));
@@ -239,14 +239,14 @@ private slots:
         FineTune lora = qloraPaper();
         lora.quant = Quant::None;
         lora.doubleQuant = false;
-        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::AdamW, cliModel);
+        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
         compare(w, cli, cliModel);
         // ... and without the recipe's per-layer checkpointing (docs/FINETUNING.md's LoRA column) it does
         // not: `--lora r=64,alpha=16,dropout=0.1,targets=all-linear --dtype bf16 --optimizer adamw`.
         controls->fineTunePanel()->layerCheckpointBox()->setChecked(false);
         QVERIFY(waitForReport(w));
         lora.layerCheckpoint = false;
-        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::AdamW, cliModel);
+        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
         QVERIFY2(!cli.fit.fits, "the CLI says LoRA bf16 without checkpointing does not fit an RTX 4090");
         compare(w, cli, cliModel);
         QVERIFY(!w.verdict()->fits());
