@@ -252,6 +252,29 @@ private slots:
         QVERIFY(!w.verdict()->fits());
     }
 
+    void adaptersThatDoNotApply()
+    {
+        // LoRA chosen for Llama, then a CNN opened: one clear message naming the file, and the CNN opens
+        // for full fine-tuning instead of not at all.
+        MainWindow w;
+        QStringList errors;
+        w.setErrorHandler([&](const QString& m) { errors << m; });
+        FineTunePanel* panel = w.controls()->fineTunePanel();
+        panel->setMethod(FineTunePanel::Method::LoRA);
+        panel->applyPeftDefaults();
+        QCOMPARE(panel->method(), FineTunePanel::Method::LoRA);
+        QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+        w.openFile(QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/resnet18.onnx"));
+        QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty(); }, 120000));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(errors.first().contains(QStringLiteral("resnet18.onnx")) && errors.first().contains(QStringLiteral("LoRA")),
+                 qPrintable(errors.first()));
+        QCOMPARE(panel->method(), FineTunePanel::Method::Full);
+        QVERIFY(waitForReport(w));
+        QCOMPARE(w.session()->config().finetune.lora.r, 0);
+        QCOMPARE(w.session()->model()->info.file.ends_with("resnet18.onnx"), true);
+    }
+
     void wheelDoesNotChangeFineTuning()
     {
         // The Configuration panel's wheel guard covers the fine-tuning controls: a wheel turn over an
