@@ -2467,8 +2467,12 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>%1：可训练参数 %2 · 冻结的基础权重 %3 · 适配器 %4 · 适配器梯度 %5 · 优化器状态 %6</translation>
     </message>
     <message>
-        <source> · paged optimizer state %1 beside the peak</source>
-        <translation> · 分页优化器状态 %1（在峰值之外）</translation>
+        <source> · paged optimizer state %1 outside the peak</source>
+        <translation> · 分页优化器状态 %1（不计入峰值）</translation>
+    </message>
+    <message>
+        <source> (%1 of it paged, outside the peak)</source>
+        <translation>（其中 %1 为分页内存，不计入峰值）</translation>
     </message>
     <message>
         <source> · dequantized weight %1</source>

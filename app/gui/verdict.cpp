@@ -99,6 +99,9 @@ QString fineTuneText(const headroom::Model& model, const headroom::Report& repor
     QString text = VerdictBanner::tr("%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6")
                        .arg(method, countText(f.trainableParams), bytesText(f.frozenBytes, units), bytesText(f.adapterBytes, units),
                             bytesText(f.adapterGradientBytes, units), bytesText(f.adapterOptimizerBytes, units));
+    if (report.evaluation.memory.pagedOptimizer > 0)
+        //: follows the optimizer state: how much of it a paged optimizer keeps in CUDA unified memory
+        text += VerdictBanner::tr(" (%1 of it paged, outside the peak)").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
     if (f.dequantTransientBytes > 0)
         //: the largest 4-bit weight unpacked while its layer runs, counted at the peak
         text += VerdictBanner::tr(" · dequantized weight %1").arg(bytesText(f.dequantTransientBytes, units));
@@ -159,9 +162,9 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
     const QString split = fineTuneText(model, report, units);
     if (!split.isEmpty())
         text += QLatin1Char('\n') + split;
-    if (report.evaluation.memory.pagedOptimizer > 0)
+    if (split.isEmpty() && report.evaluation.memory.pagedOptimizer > 0)
         //: %1 bytes of a paged optimizer's state, kept in CUDA unified memory and not counted in the peak
-        text += tr(" · paged optimizer state %1 beside the peak").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
+        text += tr(" · paged optimizer state %1 outside the peak").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
     setText(text);
     applyColours();
 }
