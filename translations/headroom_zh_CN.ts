@@ -1036,6 +1036,14 @@
         <translation>Adafactor</translation>
     </message>
     <message>
+        <source>Paged AdamW (32-bit)</source>
+        <translation>分页 AdamW（32 位）</translation>
+    </message>
+    <message>
+        <source>Paged AdamW (8-bit)</source>
+        <translation>分页 AdamW（8 位）</translation>
+    </message>
+    <message>
         <source>Custom</source>
         <translation>自定义</translation>
     </message>
@@ -1437,8 +1445,8 @@
         <translation>精度策略。纯 FP16/BF16：全部为 2 字节。AMP（torch.autocast）：FP32 权重、梯度和优化器，矩阵乘/卷积输出为 16 位。混合精度：16 位权重加 FP32 主权重副本。</translation>
     </message>
     <message>
-        <source>Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes (two FP32 moments), 8-bit Adam 2 bytes.</source>
-        <translation>每个可训练参数的优化器状态：SGD 无，动量 4 字节，Adam/AdamW 8 字节（两个 FP32 矩），8 位 Adam 2 字节。</translation>
+        <source>Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes (two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in unified memory that can move to the host: shown beside the peak, not in it.</source>
+        <translation>每个可训练参数的优化器状态：SGD 无，动量 4 字节，Adam/AdamW 8 字节（两个 FP32 矩），8 位 Adam 2 字节。分页 AdamW（bitsandbytes）把大张量的状态放在可迁移到主机的统一内存中：显示在峰值旁边，不计入峰值。</translation>
     </message>
     <message>
         <source>Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for language models); None when the graph computes its own loss.</source>
@@ -2298,7 +2306,178 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     </message>
 </context>
 <context>
+    <name>gui::FineTunePanel</name>
+    <message>
+        <source>Fine-tuning</source>
+        <translation>微调</translation>
+    </message>
+    <message>
+        <source>FP32</source>
+        <translation>FP32</translation>
+    </message>
+    <message>
+        <source>Double quantization</source>
+        <translation>双重量化</translation>
+    </message>
+    <message>
+        <source>Prepare for k-bit training</source>
+        <translation>为 k 位训练做准备</translation>
+    </message>
+    <message>
+        <source>Checkpoint every decoder layer</source>
+        <translation>每个解码层设检查点</translation>
+    </message>
+    <message>
+        <source>PEFT defaults</source>
+        <translation>PEFT 默认值</translation>
+    </message>
+    <message>
+        <source>QLoRA paper</source>
+        <translation>QLoRA 论文设置</translation>
+    </message>
+    <message>
+        <source>Full fine-tuning</source>
+        <translation>全量微调</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA（低秩适配）</translation>
+    </message>
+    <message>
+        <source>QLoRA</source>
+        <translation>QLoRA（量化低秩适配）</translation>
+    </message>
+    <message>
+        <source>default (q_proj, v_proj)</source>
+        <translation>默认（q_proj, v_proj）</translation>
+    </message>
+    <message>
+        <source>NF4 (4-bit)</source>
+        <translation>NF4（4 位）</translation>
+    </message>
+    <message>
+        <source>FP4 (4-bit)</source>
+        <translation>FP4（4 位）</translation>
+    </message>
+    <message>
+        <source>INT8 (LLM.int8)</source>
+        <translation>INT8（LLM.int8，8 位）</translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
+    </message>
+    <message>
+        <source>Recipe:</source>
+        <translation>预设：</translation>
+    </message>
+    <message>
+        <source>alpha</source>
+        <translation>alpha 系数</translation>
+    </message>
+    <message>
+        <source>Rank:</source>
+        <translation>秩：</translation>
+    </message>
+    <message>
+        <source>Dropout:</source>
+        <translation>Dropout 比例：</translation>
+    </message>
+    <message>
+        <source>Targets:</source>
+        <translation>目标模块：</translation>
+    </message>
+    <message>
+        <source>Adapter weights:</source>
+        <translation>适配器权重：</translation>
+    </message>
+    <message>
+        <source>Quantization:</source>
+        <translation>量化：</translation>
+    </message>
+    <message>
+        <source>Compute dtype:</source>
+        <translation>计算数据类型：</translation>
+    </message>
+    <message>
+        <source>Full: every parameter trains (gradients and optimizer state for all). LoRA: the model is frozen and small adapter matrices train beside the chosen layers. QLoRA: LoRA on a model whose linear layers are stored in 4 or 8 bits.</source>
+        <translation>全量：所有参数都参与训练（全部参数都有梯度和优化器状态）。LoRA：模型被冻结，只训练挂在所选层旁的小型适配器矩阵。QLoRA：在线性层以 4 位或 8 位存储的模型上做 LoRA。</translation>
+    </message>
+    <message>
+        <source>PEFT&apos;s LoraConfig() defaults: rank 8, alpha 8, no dropout, the model&apos;s default layers (q_proj and v_proj for Llama-style models).</source>
+        <translation>PEFT 的 LoraConfig() 默认值：秩 8，alpha 8，无 dropout，作用于该模型的默认层（Llama 类模型为 q_proj 和 v_proj）。</translation>
+    </message>
+    <message>
+        <source>The QLoRA paper&apos;s setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer.</source>
+        <translation>QLoRA 论文的设置：NF4 加双重量化，BF16 计算，秩 64，alpha 16，dropout 0.1，作用于所有线性层，分页 32 位 AdamW，每个解码层一个检查点。</translation>
+    </message>
+    <message>
+        <source>LoRA rank r: each adapted layer gets r × (inputs + outputs) trainable parameters. Changing it reloads the model.</source>
+        <translation>LoRA 秩 r：每个加了适配器的层获得 r × (输入 + 输出) 个可训练参数。修改它会重新加载模型。</translation>
+    </message>
+    <message>
+        <source>LoRA alpha: scales the adapters&apos; output by alpha / r. It changes no memory.</source>
+        <translation>LoRA alpha：把适配器的输出乘以 alpha / r。它不影响显存。</translation>
+    </message>
+    <message>
+        <source>Dropout in front of each adapter: above 0 every adapter keeps its own dropped copy of its input and a 1-byte mask for backward.</source>
+        <translation>每个适配器前的 dropout：大于 0 时，每个适配器都为反向传播保留一份自己的经 dropout 的输入副本和 1 字节的掩码。</translation>
+    </message>
+    <message>
+        <source>Layers that get adapters, by module name, comma separated (q_proj, v_proj), or all-linear for every linear layer but the output layer. Empty: PEFT&apos;s default for the model type (a config.json only; an ONNX file needs names here).</source>
+        <translation>要加适配器的层，按模块名填写，用逗号分隔（q_proj, v_proj），或填 all-linear 表示除输出层外的所有线性层。留空：使用 PEFT 针对该模型类型的默认值（仅限 config.json；ONNX 文件需要在此填写名称）。</translation>
+    </message>
+    <message>
+        <source>PEFT keeps adapter weights, their gradients and optimizer state in FP32, also on a 16-bit model.</source>
+        <translation>PEFT 将适配器权重、其梯度和优化器状态保存为 FP32，即使模型是 16 位的也是如此。</translation>
+    </message>
+    <message>
+        <source>bitsandbytes storage of the frozen linear layers: NF4/FP4 about half a byte per weight plus a scale per 64 weights; INT8 one byte per weight plus a scale per row.</source>
+        <translation>冻结线性层的 bitsandbytes 存储方式：NF4/FP4 每个权重约半个字节，外加每 64 个权重一个缩放值；INT8 每个权重一个字节，外加每行一个缩放值。</translation>
+    </message>
+    <message>
+        <source>Quantize the 4-bit scales too: about 0.52 instead of 0.56 bytes per weight.</source>
+        <translation>把 4 位量化的缩放值也量化：每个权重约 0.52 字节，而不是 0.56 字节。</translation>
+    </message>
+    <message>
+        <source>Each 4-bit layer unpacks its whole weight into this dtype while it runs; the largest such copy counts at the peak.</source>
+        <translation>每个 4 位层运行时都会把整个权重解包为此数据类型；其中最大的一份副本计入峰值。</translation>
+    </message>
+    <message>
+        <source>prepare_model_for_kbit_training: the weights that stay unquantized (embeddings, norms, output layer) are cast to FP32, 4 bytes each.</source>
+        <translation>prepare_model_for_kbit_training：未量化的权重（嵌入层、归一化层、输出层）转换为 FP32，每个 4 字节。</translation>
+    </message>
+    <message>
+        <source>Hugging Face gradient_checkpointing_enable(): every decoder layer keeps only its input, and its activations are rebuilt during backward. Replaces the checkpoint segments above.</source>
+        <translation>Hugging Face gradient_checkpointing_enable()：每个解码层只保留其输入，其激活在反向传播时重新计算。取代上面的检查点分段。</translation>
+    </message>
+</context>
+<context>
     <name>gui::VerdictBanner</name>
+    <message>
+        <source>QLoRA</source>
+        <translation>QLoRA 微调</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA 微调</translation>
+    </message>
+    <message>
+        <source>%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6</source>
+        <translation>%1：可训练参数 %2 · 冻结的基础权重 %3 · 适配器 %4 · 适配器梯度 %5 · 优化器状态 %6</translation>
+    </message>
+    <message>
+        <source> · paged optimizer state %1 outside the peak</source>
+        <translation> · 分页优化器状态 %1（不计入峰值）</translation>
+    </message>
+    <message>
+        <source> (%1 of it paged, outside the peak)</source>
+        <translation>（其中 %1 为分页内存，不计入峰值）</translation>
+    </message>
+    <message>
+        <source> · dequantized weight %1</source>
+        <translation> · 反量化权重 %1</translation>
+    </message>
     <message>
         <source>batch %1</source>
         <translation>批大小 %1</translation>

@@ -232,6 +232,9 @@ int run(int argc, char** argv)
                           << ", largest dequantized weight " << formatBytes(f.dequantTransientBytes) << ")";
             std::cout << "\n";
         }
+        if (report.evaluation.memory.pagedOptimizer > 0)
+            std::cout << "Paged optimizer state: " << formatBytes(report.evaluation.memory.pagedOptimizer)
+                      << " in CUDA unified memory, beside the peak (evictable to host memory)\n";
         if (o.maxBatch)
             std::cout << "Max batch on " << report.fit.gpu << ": "
                       << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell") : std::to_string(report.fit.maxBatch))

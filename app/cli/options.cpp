@@ -83,7 +83,7 @@ Shapes
 Training set-up
   --mode train|infer     (default train)
   --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)
-  --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor   (default adam)
+  --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor|paged-adamw|paged-adamw8bit   (default adam)
   --loss ce|mse|none     loss added after the first output (default ce)
   --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
   --attention fused|math attention as PyTorch's fused SDPA kernels, or written out (default fused)
@@ -169,7 +169,7 @@ Options parseOptions(int argc, char** argv)
         else if (a == "--optimizer") {
             auto v = value(a);
             o.config.optimizer = choice(a, v, parseOptimizer(v),
-                                        "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor");
+                                        "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
         }
         else if (a == "--loss") { auto v = value(a); o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none"); }
         else if (a == "--checkpoint") o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
@@ -219,7 +219,7 @@ Options parseOptions(int argc, char** argv)
                 f.computeDtype = "bf16";
                 f.computeBytes = 2;
                 f.layerCheckpoint = true; // the paper's runs use gradient checkpointing
-                o.config.optimizer = Optimizer::AdamW; // 32-bit (paged) AdamW; paging is not modelled
+                o.config.optimizer = Optimizer::PagedAdamW; // paged 32-bit AdamW (the paper's paged optimizers)
             } else {
                 throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
             }

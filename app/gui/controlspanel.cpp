@@ -1,5 +1,6 @@
 #include "controlspanel.h"
 
+#include "finetunepanel.h"
 #include "logslider.h"
 
 #include "headroom/gpus.h"
@@ -73,6 +74,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     , m_margin(new QSpinBox(this))
     , m_units(new QComboBox(this))
     , m_attention(new QComboBox(this))
+    , m_finetune(new FineTunePanel(this))
 {
     auto* layout = new QVBoxLayout(this);
     auto* symbols = new QGroupBox(tr("Sizes"), this);
@@ -94,6 +96,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     form->addRow(tr("Attention:"), m_attention);
     form->addRow(QString(), m_inplace);
     layout->addWidget(training);
+    layout->addWidget(m_finetune);
 
     auto* target = new QGroupBox(tr("Target"), this);
     auto* targetForm = new QFormLayout(target);
@@ -123,7 +126,8 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     m_dtype->setToolTip(tr("Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
                            "weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies."));
     m_optimizer->setToolTip(tr("Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes "
-                               "(two FP32 moments), 8-bit Adam 2 bytes."));
+                               "(two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in "
+                               "unified memory that can move to the host: shown beside the peak, not in it."));
     m_loss->setToolTip(tr("Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for "
                           "language models); None when the graph computes its own loss."));
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
@@ -183,6 +187,15 @@ ControlsPanel::ControlsPanel(QWidget* parent)
         updateGpuWidgets();
         changed();
     });
+    connect(m_finetune, &FineTunePanel::changed, this, [this] {
+        // Hugging Face per-layer checkpointing replaces checkpoint_sequential (the CLI refuses both).
+        m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);
+        changed();
+    });
+    connect(m_finetune, &FineTunePanel::optimizerRequested, this, [this](headroom::Optimizer o) {
+        const QSignalBlocker block(m_optimizer); // the recipe's own change signal follows
+        selectData(m_optimizer, static_cast<int>(o));
+    });
     connect(m_useBest, &QPushButton::clicked, this, [this] { m_checkpoint->setValue(m_best); });
     connect(m_units, &QComboBox::currentIndexChanged, this, [this] {
         if (!m_restoring)
@@ -203,7 +216,7 @@ void ControlsPanel::addChoices()
         addEnum(m_dtype, d, dtypeName(d));
     for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW, Optimizer::Adagrad,
                         Optimizer::RMSprop, Optimizer::Adadelta, Optimizer::Lion, Optimizer::LAMB, Optimizer::Adam8bit,
-                        Optimizer::Adafactor})
+                        Optimizer::Adafactor, Optimizer::PagedAdamW, Optimizer::PagedAdamW8bit})
         addEnum(m_optimizer, o, optimizerName(o));
     addEnum(m_loss, Loss::CrossEntropy, tr("Cross-entropy"));
     addEnum(m_loss, Loss::MSE, tr("Mean squared error"));
@@ -324,10 +337,14 @@ headroom::Config ControlsPanel::config() const
     c.dtype = enumOf<headroom::DtypePolicy>(m_dtype);
     c.optimizer = enumOf<headroom::Optimizer>(m_optimizer);
     c.loss = enumOf<headroom::Loss>(m_loss);
-    c.checkpointSegments = m_checkpoint->value();
+    c.finetune = m_finetune->fineTune();
+    c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();
     c.inplace = m_inplace->isChecked();
     c.freeze = m_freeze;
+    if (c.finetune.lora.r > 0) // only the adapters train, as the CLI's --lora
+        for (const std::string& p : headroom::loraFreezePatterns())
+            c.freeze.push_back(p);
     const QString gpu = m_gpu->currentData().toString();
     const auto preset = gpu.isEmpty() ? std::nullopt : headroom::findGpu(gpu.toStdString());
     c.gpu = preset ? *preset : headroom::customGpu(static_cast<int64_t>(std::llround(m_capacity->value() * GiB)));
@@ -385,6 +402,7 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
     s.endGroup();
+    m_finetune->saveSettings(s);
     for (size_t i = 0; i < m_symbolSliders.size(); ++i)
         s.setValue(QStringLiteral("symbols/") + qs(m_symbolNames[i]), m_symbolSliders[i]->value());
 }
@@ -423,6 +441,8 @@ void ControlsPanel::restoreSettings()
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
                                              ? headroom::Units::SI : headroom::Units::IEC));
     s.endGroup();
+    m_finetune->restoreSettings(s);
+    m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);
     updateGpuWidgets();
     updateStrategyWidgets();
     m_restoring = false;

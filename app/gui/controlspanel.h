@@ -1,7 +1,7 @@
 #pragma once
 // The configuration controls: one slider per symbol (batch on a log scale), mode, dtype policy,
 // optimizer, checkpoint segments, accumulation, inplace, target GPU(s) with the multi-GPU strategy,
-// allocator model and safety margin, units. Persisted with QSettings.
+// allocator model and safety margin, units, fine-tuning (FineTunePanel). Persisted with QSettings.
 #include "guiutil.h"
 
 #include <QWidget>
@@ -16,6 +16,7 @@ class QSpinBox;
 
 namespace gui {
 
+class FineTunePanel;
 class LogSlider;
 
 class ControlsPanel : public QWidget
@@ -43,6 +44,7 @@ public:
     QComboBox* allocatorBox() const { return m_allocator; }
     QSpinBox* marginBox() const { return m_margin; }
     LogSlider* symbolSlider(int symbol) const;
+    FineTunePanel* fineTunePanel() const { return m_finetune; }
 
     void saveSettings() const;
     // What a model symbol is, for a label: "Sequence length", "Image height", else its own name.
@@ -81,7 +83,8 @@ private:
     QComboBox* m_allocator;
     QSpinBox* m_margin;
     QComboBox* m_units;
-    QComboBox* m_attention; // declared last: initialised last in the constructor
+    QComboBox* m_attention;
+    FineTunePanel* m_finetune; // declared last: initialised last in the constructor
     std::vector<std::string> m_freeze;
     int m_best = 0;
     bool m_restoring = false;

@@ -56,6 +56,8 @@ QString optimizerName(headroom::Optimizer o)
     case O::Adam8bit: return QCoreApplication::translate("gui", "8-bit Adam");
     case O::Adafactor: return QCoreApplication::translate("gui", "Adafactor");
     case O::Custom: return QCoreApplication::translate("gui", "Custom");
+    case O::PagedAdamW: return QCoreApplication::translate("gui", "Paged AdamW (32-bit)");
+    case O::PagedAdamW8bit: return QCoreApplication::translate("gui", "Paged AdamW (8-bit)");
     }
     return qs(headroom::toString(o));
 }

@@ -5,6 +5,7 @@
 #include "checkpointchart.h"
 #include "configundo.h"
 #include "controlspanel.h"
+#include "finetunepanel.h"
 #include "layerfiltermodel.h"
 #include "layerspage.h"
 #include "layertreemodel.h"
@@ -231,17 +232,38 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_loader, &ModelLoader::failed, this, [this, hideProgress](int, const QString& message) {
         hideProgress();
+        const QString file = m_requestedFile;
+        const bool loraRefused = m_requestedLora.r > 0 && message.contains(QLatin1String(": LoRA: "));
+        if (loraRefused && file == m_currentFile)
+            m_failedLora = m_requestedLora; // targets that match nothing: said once, not on every change
+        m_requestedLora = m_modelLora;
+        m_requestedFile = m_currentFile;
         onLoadFailed(message);
+        if (loraRefused && file != m_currentFile) {
+            // A new file the adapters do not fit (an ONNX export without module names, a CNN): open it
+            // for full fine-tuning rather than not at all; the message above says why.
+            m_controls->fineTunePanel()->setMethod(FineTunePanel::Method::Full);
+            openFile(file);
+        }
     });
     connect(m_loader, &ModelLoader::cancelled, this, [this, hideProgress](int) {
+        // The model shown stays; so do the adapters it was loaded with (a newer load sets its own after).
+        m_requestedLora = m_modelLora;
+        m_requestedFile = m_currentFile;
         hideProgress();
         statusBar()->showMessage(tr("Loading cancelled"), 4000);
     });
     connect(m_cancel, &QToolButton::clicked, m_loader, &ModelLoader::cancel);
 
     connect(m_controls, &ControlsPanel::configChanged, this, [this] {
-        if (m_session->model())
-            m_session->setConfig(m_controls->config());
+        const headroom::Config config = m_controls->config();
+        if (m_session->model()) {
+            if (config.finetune.lora != m_requestedLora && config.finetune.lora != m_failedLora)
+                reloadWithLora(config.finetune.lora);
+            else if (m_requestedLora == m_modelLora && config.finetune.lora == m_modelLora)
+                m_session->setConfig(config);
+            // else: a reload is under way; the model it brings gets the configuration of that moment
+        }
         announceConfigChange();
     });
     connect(m_controls, &ControlsPanel::unitsChanged, this, &MainWindow::refreshUnits);
@@ -448,7 +470,23 @@ void MainWindow::createStatusBar()
 void MainWindow::openFile(const QString& path)
 {
     std::vector<std::pair<std::string, int64_t>> values;
-    m_loader->load(path, std::move(values));
+    const headroom::LoraSpec lora = m_controls->config().finetune.lora;
+    m_loader->load(path, std::move(values), lora); // cancels a load in flight first (its handler resets these)
+    m_requestedFile = path;
+    m_requestedLora = lora;
+    m_failedLora.reset();
+}
+
+void MainWindow::reloadWithLora(const headroom::LoraSpec& lora)
+{
+    // Adapters are part of the graph (LoadOptions::lora): the same file again, on the background
+    // loader. The sliders keep their values: setModel() reads them back from the settings.
+    m_controls->saveSettings();
+    const QString file = m_requestedFile;
+    m_loader->load(file, {}, lora);
+    m_requestedFile = file;
+    m_requestedLora = lora;
+    m_failedLora.reset();
 }
 
 void MainWindow::openSample()
@@ -463,6 +501,7 @@ void MainWindow::openSample()
 void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
 {
     m_currentFile = path;
+    m_modelLora = m_requestedLora;
     m_controls->setModel(*model);
     m_controls->setFreeze({});
     m_layers->model()->setModel(model);

@@ -6,6 +6,7 @@
 #include <QMainWindow>
 
 #include <functional>
+#include <optional>
 
 class QDialog;
 class QLabel;
@@ -98,6 +99,7 @@ private:
     void exportFile(ExportKind kind);
     void showAbout();
     void announceConfigChange(bool announce = true);
+    void reloadWithLora(const headroom::LoraSpec& lora);
 
     ModelLoader* m_loader;
     AnalysisSession* m_session;
@@ -115,6 +117,12 @@ private:
     QLabel* m_progressLabel = nullptr;
     QToolButton* m_cancel = nullptr;
     QString m_currentFile;
+    // LoRA is applied at load: the spec of the shown model, of the last load asked for, and of a load
+    // that failed (not retried until the spec changes again).
+    QString m_requestedFile;
+    headroom::LoraSpec m_modelLora;
+    headroom::LoraSpec m_requestedLora;
+    std::optional<headroom::LoraSpec> m_failedLora;
     std::function<void(const QString&)> m_errorHandler;
     QScrollArea* m_controlsScroll = nullptr;
     QUndoStack* m_undo = nullptr;

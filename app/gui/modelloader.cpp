@@ -25,7 +25,8 @@ ModelLoader::~ModelLoader()
     }
 }
 
-int ModelLoader::load(const QString& path, std::vector<std::pair<std::string, int64_t>> symbolValues)
+int ModelLoader::load(const QString& path, std::vector<std::pair<std::string, int64_t>> symbolValues,
+                      headroom::LoraSpec lora)
 {
     cancel();
     const int id = m_nextId++;
@@ -33,9 +34,10 @@ int ModelLoader::load(const QString& path, std::vector<std::pair<std::string, in
     auto cancelFlag = std::make_shared<std::atomic<bool>>(false);
     const std::string file = QFile::encodeName(path).toStdString();
 
-    QThread* thread = QThread::create([this, id, cancelFlag, file, path, values = std::move(symbolValues)] {
+    QThread* thread = QThread::create([this, id, cancelFlag, file, path, values = std::move(symbolValues), lora = std::move(lora)] {
         headroom::LoadOptions options;
         options.symbolValues = values;
+        options.lora = lora;
         options.cancel = cancelFlag.get();
         QElapsedTimer throttle;
         throttle.start();

@@ -3,6 +3,8 @@
 // A newer load supersedes an older one; results of superseded jobs are dropped (hotspot's JobTracker).
 #include "guiutil.h"
 
+#include "headroom/finetune.h"
+
 #include <QObject>
 
 #include <atomic>
@@ -20,8 +22,10 @@ public:
     explicit ModelLoader(QObject* parent = nullptr);
     ~ModelLoader() override;
 
-    // Starts loading `path`; returns the job id. Cancels the job in flight.
-    int load(const QString& path, std::vector<std::pair<std::string, int64_t>> symbolValues = {});
+    // Starts loading `path`; returns the job id. Cancels the job in flight. `lora` rewrites the graph with
+    // adapters at import (LoadOptions::lora; r = 0: none).
+    int load(const QString& path, std::vector<std::pair<std::string, int64_t>> symbolValues = {},
+             headroom::LoraSpec lora = {});
     void cancel();
     bool isBusy() const { return m_current != 0; }
     int currentJob() const { return m_current; }

@@ -88,6 +88,26 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
     return text;
 }
 
+QString fineTuneText(const headroom::Model& model, const headroom::Report& report, headroom::Units units)
+{
+    const headroom::FineTune& ft = report.config.finetune;
+    if (ft.lora.r == 0 && ft.quant == headroom::Quant::None)
+        return {};
+    const headroom::FineTuneSummary f = headroom::summarizeFineTune(model, report.config, report.evaluation);
+    const QString method = ft.quant != headroom::Quant::None ? VerdictBanner::tr("QLoRA") : VerdictBanner::tr("LoRA");
+    //: %1 LoRA or QLoRA, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their gradients, their optimizer state
+    QString text = VerdictBanner::tr("%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6")
+                       .arg(method, countText(f.trainableParams), bytesText(f.frozenBytes, units), bytesText(f.adapterBytes, units),
+                            bytesText(f.adapterGradientBytes, units), bytesText(f.adapterOptimizerBytes, units));
+    if (report.evaluation.memory.pagedOptimizer > 0)
+        //: follows the optimizer state: how much of it a paged optimizer keeps in CUDA unified memory
+        text += VerdictBanner::tr(" (%1 of it paged, outside the peak)").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
+    if (f.dequantTransientBytes > 0)
+        //: the largest 4-bit weight unpacked while its layer runs, counted at the peak
+        text += VerdictBanner::tr(" · dequantized weight %1").arg(bytesText(f.dequantTransientBytes, units));
+    return text;
+}
+
 VerdictBanner::VerdictBanner(QWidget* parent)
     : QLabel(parent)
 {
@@ -139,6 +159,12 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
     // What the verdict is for, so a changed precision or optimizer shows here too.
     const headroom::Config& c = report.config;
     text += tr(" · %1, %2").arg(dtypeName(c.dtype), c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
+    const QString split = fineTuneText(model, report, units);
+    if (!split.isEmpty())
+        text += QLatin1Char('\n') + split;
+    if (split.isEmpty() && report.evaluation.memory.pagedOptimizer > 0)
+        //: %1 bytes of a paged optimizer's state, kept in CUDA unified memory and not counted in the peak
+        text += tr(" · paged optimizer state %1 outside the peak").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
     setText(text);
     applyColours();
 }

@@ -19,6 +19,10 @@ QString unknownFitSentence(const headroom::Model& model, const headroom::Fit& fi
 // One piece of advice, translated by kind: "bf16 (−9.80 GiB)".
 QString adviceText(const headroom::Advice& advice, const headroom::Model& model, headroom::Units units);
 
+// With LoRA or QLoRA, where the fine-tuning memory goes (summarizeFineTune): frozen base, adapters, their
+// gradients and optimizer state, the dequantization transient. Empty for full training.
+QString fineTuneText(const headroom::Model& model, const headroom::Report& report, headroom::Units units);
+
 class VerdictBanner : public QLabel
 {
     Q_OBJECT

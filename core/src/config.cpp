@@ -29,11 +29,12 @@ constexpr std::array<std::pair<DtypePolicy, std::string_view>, 9> kDtypes{{
     {DtypePolicy::FP32, "fp32"}, {DtypePolicy::FP16, "fp16"}, {DtypePolicy::BF16, "bf16"},
     {DtypePolicy::AmpFP16, "amp-fp16"}, {DtypePolicy::AmpBF16, "amp-bf16"}, {DtypePolicy::MixedFP16, "mixed-fp16"},
     {DtypePolicy::MixedBF16, "mixed-bf16"}, {DtypePolicy::INT8, "int8"}, {DtypePolicy::INT4, "int4"}}};
-constexpr std::array<std::pair<Optimizer, std::string_view>, 12> kOptimizers{{
+constexpr std::array<std::pair<Optimizer, std::string_view>, 14> kOptimizers{{
     {Optimizer::SGD, "sgd"}, {Optimizer::Momentum, "momentum"}, {Optimizer::Adam, "adam"}, {Optimizer::AdamW, "adamw"},
     {Optimizer::Adagrad, "adagrad"}, {Optimizer::RMSprop, "rmsprop"}, {Optimizer::Adadelta, "adadelta"},
     {Optimizer::Lion, "lion"}, {Optimizer::LAMB, "lamb"}, {Optimizer::Adam8bit, "adam8bit"},
-    {Optimizer::Adafactor, "adafactor"}, {Optimizer::Custom, "custom"}}};
+    {Optimizer::Adafactor, "adafactor"}, {Optimizer::Custom, "custom"}, {Optimizer::PagedAdamW, "paged-adamw"},
+    {Optimizer::PagedAdamW8bit, "paged-adamw8bit"}}};
 constexpr std::array<std::pair<Loss, std::string_view>, 3> kLosses{{
     {Loss::CrossEntropy, "ce"}, {Loss::MSE, "mse"}, {Loss::None, "none"}}};
 constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{

@@ -104,7 +104,11 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             Config fp32 = config;
             fp32.dtype = DtypePolicy::FP32;
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
-            s.persistentOptimizer += optimizerStateBytes(fp32Adapter ? fp32 : config, staticDims(m, t));
+            const Config& oc = fp32Adapter ? fp32 : config;
+            const std::vector<int64_t> dims = staticDims(m, t);
+            const int64_t paged = pagedOptimizerBytes(oc, dims);
+            s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
+            s.pagedOptimizer += paged;
             if (config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16)
                 s.master += checkedMul(n, 4).value_or(0);
         }
@@ -163,6 +167,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     for (int t : p.trainable)
         b.gradients += sizes.gradBytes[static_cast<size_t>(t)];
     b.optimizer = train ? sizes.persistentOptimizer : 0;
+    b.pagedOptimizer = train ? sizes.pagedOptimizer : 0;
     b.masterWeights = train ? sizes.master : 0;
     b.input = sizes.inputBytes;
     b.workspace = config.gpu.workspace;

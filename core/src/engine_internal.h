@@ -136,6 +136,7 @@ struct Sizes {
     std::vector<int64_t> numel;
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
     int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
+    int64_t pagedOptimizer = 0; // paged optimizer state outside the allocator (not in persistentOptimizer)
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes
     // per tensor (params): stored bytes as the step holds them (quantized, kbit-prep fp32, fp32 adapters);
     // the per-block replay and persistentWeights must agree on them

@@ -179,6 +179,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"buffers", m.buffers},
         {"gradients", m.gradients},
         {"optimizer", m.optimizer},
+        {"paged_optimizer", m.pagedOptimizer},
         {"master_weights", m.masterWeights},
         {"activations_saved", m.activationsSaved},
         {"activations_peak", m.activationsPeak},

@@ -34,6 +34,10 @@ check "qlora recipe exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --recip
 check "qlora method" json_field method '"qlora"'
 check "qlora nf4" json_field quantization '"nf4"'
 check "qlora checkpointing" json_field grad_checkpoint '"layers"'
+check "qlora recipe: paged AdamW" json_field optimizer '"paged-adamw"'
+check "qlora recipe: paged state beside the peak" bash -c "grep -Eq '\"paged_optimizer\": [1-9][0-9]*' '$tmp/out'"
+check "adamw: nothing paged" expect_exit 0 "$cfg" --batch 2 --set seq=64 --recipe qlora-paper --optimizer adamw --json
+check "adamw: paged_optimizer 0" json_field paged_optimizer 0
 check "peft defaults recipe" expect_exit 0 "$cfg" --recipe peft-defaults --json
 check "peft defaults: q,v at r=8" json_field trainable_params 245760
 check "bad lora spec is usage" expect_exit 2 "$cfg" --lora r=0

@@ -147,6 +147,76 @@ private slots:
         c.optimizer = Optimizer::Adam8bit;
         QCOMPARE(optimizerStateBytes(c, {numel}), int64_t(bytes));
     }
+
+    // bitsandbytes optim/optimizer.py Optimizer8bit.get_state_buffer: with is_paged, the state1/state2 of a
+    // parameter of >= 1e5 elements live in unified memory (F.get_paged); the 8-bit absmax never does.
+    void pagedState_data()
+    {
+        QTest::addColumn<int>("optimizer");
+        QTest::addColumn<qint64>("numel");
+        QTest::addColumn<qint64>("total");
+        QTest::addColumn<qint64>("paged");
+        QTest::newRow("32-bit 99999") << int(Optimizer::PagedAdamW) << qint64(99999) << qint64(99999 * 8) << qint64(0);
+        QTest::newRow("32-bit 100000") << int(Optimizer::PagedAdamW) << qint64(100000) << qint64(800000) << qint64(800000);
+        // lora_B of k_proj on Llama-3-8B (1024 x 64): stays in the allocator
+        QTest::newRow("32-bit 65536") << int(Optimizer::PagedAdamW) << qint64(65536) << qint64(65536 * 8) << qint64(0);
+        // 8-bit: two uint8 moments paged, two fp32 absmax (ceil(n / 256) blocks) not
+        QTest::newRow("8-bit 262144") << int(Optimizer::PagedAdamW8bit) << qint64(262144) << qint64(2 * (262144 + 1024 * 4))
+                                      << qint64(2 * 262144);
+        QTest::newRow("8-bit 99999") << int(Optimizer::PagedAdamW8bit) << qint64(99999) << qint64(2 * (99999 + 391 * 4))
+                                     << qint64(0);
+        QTest::newRow("8-bit 4095 (32-bit)") << int(Optimizer::PagedAdamW8bit) << qint64(4095) << qint64(4095 * 8) << qint64(0);
+        QTest::newRow("AdamW never") << int(Optimizer::AdamW) << qint64(1000000) << qint64(8000000) << qint64(0);
+        QTest::newRow("8-bit Adam never") << int(Optimizer::Adam8bit) << qint64(262144) << qint64(2 * (262144 + 1024 * 4))
+                                          << qint64(0);
+    }
+    void pagedState()
+    {
+        QFETCH(int, optimizer);
+        QFETCH(qint64, numel);
+        QFETCH(qint64, total);
+        QFETCH(qint64, paged);
+        Config c;
+        c.optimizer = Optimizer(optimizer);
+        c.dtype = DtypePolicy::BF16; // bitsandbytes' 32-bit state is fp32 whatever the parameter's dtype
+        if (c.optimizer == Optimizer::AdamW)
+            c.dtype = DtypePolicy::FP32;
+        QCOMPARE(optimizerStateBytes(c, {numel}), int64_t(total));
+        QCOMPARE(pagedOptimizerBytes(c, {numel}), int64_t(paged));
+    }
+
+    // The QLoRA recipe on Llama-3.1-8B with paged AdamW: the adapters' state leaves the peak for the
+    // report's paged_optimizer, except the lora_B of k_proj and v_proj (1024 x 64 < 1e5 elements).
+    void pagedQLoraLlama()
+    {
+        LoadOptions o;
+        o.lora = LoraSpec{64, 16, 0.1, {"all-linear"}};
+        const Model m = loadModel(std::string(HEADROOM_SOURCE_DIR) + "/resources/samples/Llama-3.1-8B.json", o);
+        Config c;
+        c.dtype = DtypePolicy::BF16;
+        c.symbols = m.defaultBindings();
+        c.freeze = loraFreezePatterns();
+        c.finetune.lora = o.lora;
+        c.finetune.quant = Quant::NF4;
+        c.finetune.doubleQuant = true;
+        c.finetune.layerCheckpoint = true;
+        c.optimizer = Optimizer::AdamW;
+        const Evaluation adamw = evaluate(m, c);
+        c.optimizer = Optimizer::PagedAdamW;
+        const Evaluation paged = evaluate(m, c);
+        // per layer, elements of adapters >= 1e5: q and o (A and B: 64 x 4096 each), k and v (A only),
+        // gate, up, down (64 x 4096 + 64 x 14336)
+        const int64_t pagedPerLayer = 2 * 2 * 262144 + 2 * 262144 + 3 * (262144 + 917504);
+        QCOMPARE(paged.memory.pagedOptimizer, 32 * pagedPerLayer * 8);
+        QCOMPARE(paged.memory.optimizer, 32 * 2 * 65536 * int64_t(8));
+        QCOMPARE(adamw.memory.pagedOptimizer, int64_t(0));
+        QCOMPARE(adamw.memory.optimizer, paged.memory.optimizer + paged.memory.pagedOptimizer);
+        // the state is allocated before the first step, so every point of the timeline drops by the paged
+        // bytes; the optimizer step drops further: bitsandbytes updates each parameter with one fused kernel
+        // (F.optimizer_update_32bit), without torch's foreach fp32 temporaries
+        QVERIFY(paged.memory.peak <= adamw.memory.peak - paged.memory.pagedOptimizer);
+        QVERIFY(paged.memory.peak > adamw.memory.peak - paged.memory.pagedOptimizer - 4 * 167772160LL);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestQuant)

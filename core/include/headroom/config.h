@@ -12,7 +12,8 @@ namespace headroom {
 
 enum class Mode : uint8_t { Train, Infer };
 enum class DtypePolicy : uint8_t { FP32, FP16, BF16, AmpFP16, AmpBF16, MixedFP16, MixedBF16, INT8, INT4 };
-enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW, Adagrad, RMSprop, Adadelta, Lion, LAMB, Adam8bit, Adafactor, Custom };
+enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW, Adagrad, RMSprop, Adadelta, Lion, LAMB, Adam8bit, Adafactor, Custom,
+                                 PagedAdamW, PagedAdamW8bit }; // bitsandbytes paged optimizers (32-bit / 8-bit state)
 enum class Loss : uint8_t { CrossEntropy, MSE, None };
 enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };

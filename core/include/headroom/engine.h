@@ -38,6 +38,9 @@ struct Breakdown {
     int64_t autocastCopies = 0;    // the part of `weights` that is autocast's cached 16-bit weight copies
     int64_t activationsTransient = 0; // activationsPeak - saved activations live at the peak
     int64_t microBatch = 0;        // batch the activations are computed at (ceil(batch / accumulate))
+    // Paged optimizers: the state in CUDA unified memory, outside PyTorch's allocator and evictable to the
+    // host; reported beside the peak, not in `optimizer`, the peak or the fit (DESIGN.md "Fine-tuning").
+    int64_t pagedOptimizer = 0;
 };
 
 enum class Phase : uint8_t { Forward, Loss, Backward, Optimizer, Recompute };
@@ -174,6 +177,8 @@ Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluatio
 // Optimizer state bytes for one trainable tensor of `dims` (fp32 states; Adafactor factors matrices
 // into rows + columns), and the per-parameter figure of DESIGN.md's table for elementwise optimizers.
 int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims);
+// The part of optimizerStateBytes a paged optimizer keeps in CUDA unified memory (0 for the others).
+int64_t pagedOptimizerBytes(const Config& config, const std::vector<int64_t>& dims);
 double optimizerBytesPerParam(const Config& config) noexcept;
 
 // The seed rule, for comparison in every output.

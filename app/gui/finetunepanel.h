@@ -1,0 +1,73 @@
+#pragma once
+// The fine-tuning controls of the Configuration panel: method (full / LoRA / QLoRA), the LoRA adapters,
+// bitsandbytes quantization, Hugging Face per-layer checkpointing and the two one-click recipes of the
+// CLI's --recipe. LoRA rewrites the graph when the model loads (LoadOptions::lora), so the main window
+// reloads the model when fineTune().lora changes; everything else only changes the Config.
+#include "headroom/config.h"
+#include "headroom/finetune.h"
+
+#include <QGroupBox>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSettings;
+class QSpinBox;
+
+namespace gui {
+
+class FineTunePanel : public QGroupBox
+{
+    Q_OBJECT
+public:
+    enum class Method { Full, LoRA, QLoRA };
+
+    explicit FineTunePanel(QWidget* parent = nullptr);
+
+    // What the controls describe; Full gives FineTune{} with only the per-layer checkpointing.
+    headroom::FineTune fineTune() const;
+    Method method() const;
+    void setMethod(Method m);
+
+    // The CLI's --recipe peft-defaults / qlora-paper (app/cli/options.cpp); the QLoRA paper's optimizer
+    // (paged 32-bit AdamW) is asked of the owner through optimizerRequested.
+    void applyPeftDefaults();
+    void applyQLoraPaper();
+
+    void saveSettings(QSettings& settings) const;
+    void restoreSettings(QSettings& settings);
+
+    QComboBox* methodBox() const { return m_method; }
+    QComboBox* quantBox() const { return m_quant; }
+    QCheckBox* layerCheckpointBox() const { return m_layerCheckpoint; }
+    QPushButton* peftButton() const { return m_peft; }
+    QPushButton* qloraButton() const { return m_qlora; }
+
+signals:
+    void changed();
+    void optimizerRequested(headroom::Optimizer optimizer);
+
+private:
+    void updateEnabled();
+    void emitChanged();
+
+    QComboBox* m_method;
+    QSpinBox* m_rank;
+    QDoubleSpinBox* m_alpha;
+    QDoubleSpinBox* m_dropout;
+    QLineEdit* m_targets;
+    QLabel* m_adapterDtype;
+    QComboBox* m_quant;
+    QCheckBox* m_doubleQuant;
+    QComboBox* m_computeDtype;
+    QCheckBox* m_kbitPrep;
+    QCheckBox* m_layerCheckpoint;
+    QPushButton* m_peft;
+    QPushButton* m_qlora;
+    bool m_quiet = false; // a recipe sets many controls: one change signal at the end
+};
+
+} // namespace gui

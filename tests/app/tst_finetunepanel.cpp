@@ -1,0 +1,298 @@
+// The fine-tuning panel as a new user meets it: open Llama-3.1-8B's config.json, pick the QLoRA recipe on
+// an RTX 4090 at seq 2048, read the verdict; switch to LoRA in bf16 and see it stop fitting. Every figure
+// must equal core's report for the configuration the CLI builds from the same flags.
+#include "controlspanel.h"
+#include "finetunepanel.h"
+#include "logslider.h"
+#include "mainwindow.h"
+#include "session.h"
+#include "verdict.h"
+
+#include "headroom/gpus.h"
+#include "headroom/loader.h"
+#include "headroom/report.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace gui;
+using namespace headroom;
+
+namespace {
+const QString kLlama = QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json");
+const std::string kLlamaPath = HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json";
+
+bool waitForModel(MainWindow& w, const std::function<void()>& action)
+{
+    QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    action();
+    return QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000) && !loaded.isEmpty();
+}
+
+bool waitForReport(MainWindow& w)
+{
+    return QTest::qWaitFor([&] { return w.session()->isComplete() && !w.session()->isPending(); }, 120000);
+}
+
+void selectData(QComboBox* box, const QVariant& data)
+{
+    const int i = box->findData(data);
+    QVERIFY(i >= 0);
+    box->setCurrentIndex(i);
+}
+
+// What headroom-cli builds from `--gpu "RTX 4090" --set seq=2048` plus the fine-tuning flags
+// (app/cli/main.cpp: LoadOptions::lora, loraFreezePatterns, the preset found by name).
+Report cliReport(const FineTune& ft, DtypePolicy dtype, Optimizer optimizer, Model& model)
+{
+    LoadOptions load;
+    load.symbolValues.emplace_back("seq", 2048);
+    load.lora = ft.lora;
+    model = loadModel(kLlamaPath, load);
+    Config c;
+    c.finetune = ft;
+    c.dtype = dtype;
+    c.optimizer = optimizer;
+    c.gpu = *findGpu("RTX 4090");
+    if (ft.lora.r > 0)
+        for (const std::string& p : loraFreezePatterns())
+            c.freeze.push_back(p);
+    c.symbols.resize(model.symbols.size(), 1);
+    for (size_t i = 0; i < model.symbols.size(); ++i)
+        c.symbols[i] = model.symbols[i].name == "seq" ? 2048 : 1;
+    return buildReport(model, c);
+}
+
+FineTune qloraPaper()
+{
+    // --recipe qlora-paper (app/cli/options.cpp)
+    FineTune f;
+    f.lora = LoraSpec{64, 16, 0.1, {"all-linear"}};
+    f.quant = Quant::NF4;
+    f.doubleQuant = true;
+    f.computeDtype = "bf16";
+    f.computeBytes = 2;
+    f.layerCheckpoint = true;
+    return f;
+}
+} // namespace
+
+class TestFineTunePanel : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_settings;
+
+    // The window's figures equal core's for the window's own configuration (what --json prints), and
+    // the numbers equal the CLI's for the equivalent flags.
+    void compare(MainWindow& w, const Report& cli, const Model& cliModel)
+    {
+        const ModelPtr model = w.session()->model();
+        QVERIFY(model);
+        const Report& shown = w.session()->report();
+        const Report expected = buildReport(*model, w.controls()->config());
+        QCOMPARE(QString::fromStdString(toJson(*model, shown).dump()), QString::fromStdString(toJson(*model, expected).dump()));
+        QCOMPARE(shown.fit.fits, cli.fit.fits);
+        QCOMPARE(shown.fit.needed, cli.fit.needed);
+        QCOMPARE(shown.fit.maxBatch, cli.fit.maxBatch);
+        QCOMPARE(shown.evaluation.memory.peak, cli.evaluation.memory.peak);
+        const FineTuneSummary a = summarizeFineTune(*model, shown.config, shown.evaluation);
+        const FineTuneSummary b = summarizeFineTune(cliModel, cli.config, cli.evaluation);
+        QCOMPARE(a.method, b.method);
+        QCOMPARE(a.trainableParams, b.trainableParams);
+        QCOMPARE(a.frozenBytes, b.frozenBytes);
+        QCOMPARE(a.adapterBytes, b.adapterBytes);
+        QCOMPARE(a.adapterGradientBytes, b.adapterGradientBytes);
+        QCOMPARE(a.adapterOptimizerBytes, b.adapterOptimizerBytes);
+        QCOMPARE(a.dequantTransientBytes, b.dequantTransientBytes);
+        // The banner says where the fine-tuning memory goes.
+        const QString banner = w.verdict()->text();
+        QVERIFY2(banner.contains(fineTuneText(*model, shown, Units::IEC)), qPrintable(banner));
+        QCOMPARE(w.verdict()->fits(), cli.fit.fits);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_settings.isValid());
+        useSettingsDirectory(m_settings.path());
+        QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
+        QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
+    }
+
+    void recipes_data()
+    {
+        QTest::addColumn<bool>("qlora");
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<double>("alpha");
+        QTest::addColumn<double>("dropout");
+        QTest::addColumn<QStringList>("targets");
+        QTest::addColumn<int>("quant");
+        QTest::addColumn<bool>("layerCheckpoint");
+        // LoraConfig() defaults; the QLoRA paper's section 4 (as the CLI's --recipe)
+        QTest::newRow("peft-defaults") << false << 8 << 8.0 << 0.0 << QStringList{} << int(Quant::None) << false;
+        QTest::newRow("qlora-paper") << true << 64 << 16.0 << 0.1 << QStringList{QStringLiteral("all-linear")}
+                                     << int(Quant::NF4) << true;
+    }
+    void recipes()
+    {
+        QFETCH(bool, qlora);
+        QFETCH(int, rank);
+        QFETCH(double, alpha);
+        QFETCH(double, dropout);
+        QFETCH(QStringList, targets);
+        QFETCH(int, quant);
+        QFETCH(bool, layerCheckpoint);
+        FineTunePanel panel;
+        QSignalSpy changed(&panel, &FineTunePanel::changed);
+        QSignalSpy optimizer(&panel, &FineTunePanel::optimizerRequested);
+        (qlora ? panel.qloraButton() : panel.peftButton())->click();
+        QCOMPARE(changed.size(), 1); // one recompute (and at most one reload) per click
+        const FineTune f = panel.fineTune();
+        QCOMPARE(f.lora.r, rank);
+        QCOMPARE(f.lora.alpha, alpha);
+        QCOMPARE(f.lora.dropout, dropout);
+        QStringList got;
+        for (const std::string& t : f.lora.targets)
+            got << QString::fromStdString(t);
+        QCOMPARE(got, targets);
+        QCOMPARE(int(f.quant), quant);
+        QCOMPARE(f.layerCheckpoint, layerCheckpoint);
+        QCOMPARE(optimizer.size(), qlora ? 1 : 0);
+        if (qlora) {
+            QVERIFY(f == qloraPaper());
+            QVERIFY(optimizer.first().first().value<Optimizer>() == Optimizer::PagedAdamW);
+        }
+    }
+
+    void methodsGiveValidConfigs()
+    {
+        // Full fine-tuning never carries adapters or quantization; LoRA never quantization (the CLI refuses
+        // --quant without --lora); int8 ignores the 4-bit-only options.
+        FineTunePanel panel;
+        panel.qloraButton()->click();
+        panel.setMethod(FineTunePanel::Method::Full);
+        QCOMPARE(panel.fineTune().lora.r, 0);
+        QVERIFY(panel.fineTune().quant == Quant::None);
+        QVERIFY(panel.fineTune().layerCheckpoint);
+        panel.setMethod(FineTunePanel::Method::LoRA);
+        QCOMPARE(panel.fineTune().lora.r, 64);
+        QVERIFY(panel.fineTune().quant == Quant::None);
+        QVERIFY(!panel.quantBox()->isEnabled());
+        panel.setMethod(FineTunePanel::Method::QLoRA);
+        selectData(panel.quantBox(), int(Quant::Int8));
+        QVERIFY(panel.fineTune().quant == Quant::Int8);
+        QVERIFY(!panel.fineTune().doubleQuant);
+    }
+
+    void settingsPersist()
+    {
+        QSettings s;
+        {
+            FineTunePanel panel;
+            panel.qloraButton()->click();
+            panel.saveSettings(s);
+        }
+        FineTunePanel restored;
+        restored.restoreSettings(s);
+        QVERIFY(restored.fineTune() == qloraPaper());
+        s.remove(QStringLiteral("finetune"));
+    }
+
+    void newUserLlama()
+    {
+        MainWindow w;
+        w.setErrorHandler([](const QString& m) { QFAIL(qPrintable(m)); });
+        ControlsPanel* controls = w.controls();
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")), QStringLiteral("GeForce RTX 4090 24 GB"));
+        QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        LogSlider* seq = controls->findChild<LogSlider*>(QStringLiteral("symbol_seq"));
+        QVERIFY(seq);
+        seq->setValue(2048);
+        // The recipe adds adapters: the model is rebuilt on the loader, keeping seq 2048.
+        QVERIFY(waitForModel(w, [&] { controls->fineTunePanel()->qloraButton()->click(); }));
+        QCOMPARE(controls->symbolSlider(w.session()->model()->symbolIndex("seq"))->value(), 2048);
+        QVERIFY(waitForReport(w));
+        Model cliModel;
+        // headroom-cli Llama-3.1-8B.json --recipe qlora-paper --gpu "RTX 4090" --set seq=2048
+        Report cli = cliReport(qloraPaper(), DtypePolicy::FP32, Optimizer::PagedAdamW, cliModel);
+        compare(w, cli, cliModel);
+        // ... with --dtype bf16 (docs/FINETUNING.md's table): it fits, and the banner gives the max batch.
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
+        QVERIFY(waitForReport(w));
+        cli = cliReport(qloraPaper(), DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
+        QVERIFY2(cli.fit.fits, "the CLI says the QLoRA recipe fits in bf16");
+        compare(w, cli, cliModel);
+        QVERIFY(w.verdict()->text().contains(QStringLiteral("max batch %1").arg(cli.fit.maxBatch)));
+        // LoRA in bf16, same adapters: the base weights take 2 bytes instead of ~0.52, no reload (the
+        // adapters did not change). Whether that still fits is the CLI's call.
+        controls->fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
+        QVERIFY(waitForReport(w));
+        FineTune lora = qloraPaper();
+        lora.quant = Quant::None;
+        lora.doubleQuant = false;
+        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
+        compare(w, cli, cliModel);
+        // ... and without the recipe's per-layer checkpointing (docs/FINETUNING.md's LoRA column) it does
+        // not: `--lora r=64,alpha=16,dropout=0.1,targets=all-linear --dtype bf16 --optimizer adamw`.
+        controls->fineTunePanel()->layerCheckpointBox()->setChecked(false);
+        QVERIFY(waitForReport(w));
+        lora.layerCheckpoint = false;
+        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
+        QVERIFY2(!cli.fit.fits, "the CLI says LoRA bf16 without checkpointing does not fit an RTX 4090");
+        compare(w, cli, cliModel);
+        QVERIFY(!w.verdict()->fits());
+    }
+
+    void adaptersThatDoNotApply()
+    {
+        // LoRA chosen for Llama, then a CNN opened: one clear message naming the file, and the CNN opens
+        // for full fine-tuning instead of not at all.
+        MainWindow w;
+        QStringList errors;
+        w.setErrorHandler([&](const QString& m) { errors << m; });
+        FineTunePanel* panel = w.controls()->fineTunePanel();
+        panel->setMethod(FineTunePanel::Method::LoRA);
+        panel->applyPeftDefaults();
+        QCOMPARE(panel->method(), FineTunePanel::Method::LoRA);
+        QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+        w.openFile(QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/resnet18.onnx"));
+        QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty(); }, 120000));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(errors.first().contains(QStringLiteral("resnet18.onnx")) && errors.first().contains(QStringLiteral("LoRA")),
+                 qPrintable(errors.first()));
+        QCOMPARE(panel->method(), FineTunePanel::Method::Full);
+        QVERIFY(waitForReport(w));
+        QCOMPARE(w.session()->config().finetune.lora.r, 0);
+        QCOMPARE(w.session()->model()->info.file.ends_with("resnet18.onnx"), true);
+    }
+
+    void wheelDoesNotChangeFineTuning()
+    {
+        // The Configuration panel's wheel guard covers the fine-tuning controls: a wheel turn over an
+        // unfocused combo scrolls the panel instead of changing the method.
+        MainWindow w;
+        w.resize(900, 500);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QComboBox* method = w.controls()->fineTunePanel()->methodBox();
+        const int before = method->currentIndex();
+        QVERIFY(method->focusPolicy() != Qt::WheelFocus);
+        const QPoint at = method->rect().center();
+        QWheelEvent wheel(at, method->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(method, &wheel);
+        QCOMPARE(method->currentIndex(), before);
+    }
+};
+
+QTEST_MAIN(TestFineTunePanel)
+#include "tst_finetunepanel.moc"
