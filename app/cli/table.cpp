@@ -193,7 +193,7 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
         for (size_t i = 0; i < e.peakLive.size() && i < 5; ++i) {
             const int t = e.peakLive[i];
             const Tensor& tensor = model.tensors[static_cast<size_t>(t)];
-            out << "  " << pad(formatBytes(e.shapes.bytes[static_cast<size_t>(t)]), 12, true) << "  "
+            out << "  " << pad(formatBytes(i < e.peakLiveBytes.size() ? e.peakLiveBytes[i] : int64_t(0)), 12, true) << "  "
                 << (tensor.producer >= 0 ? model.nodePath(tensor.producer) : tensor.name) << "\n";
         }
     }

@@ -139,10 +139,10 @@ void LayerTreeModel::setReport(const headroom::Report& report)
     const headroom::Evaluation& e = report.evaluation;
     m_lastNodes = e.nodes;
     m_lastPeakLive.clear();
-    for (int t : e.peakLive) {
-        const int producer = m_model->tensors[static_cast<size_t>(t)].producer;
-        if (producer >= 0 && static_cast<size_t>(t) < e.shapes.bytes.size())
-            m_lastPeakLive.emplace_back(producer, std::max<int64_t>(0, e.shapes.bytes[static_cast<size_t>(t)]));
+    for (size_t i = 0; i < e.peakLive.size() && i < e.peakLiveBytes.size(); ++i) {
+        const int producer = m_model->tensors[static_cast<size_t>(e.peakLive[i])].producer;
+        if (producer >= 0)
+            m_lastPeakLive.emplace_back(producer, e.peakLiveBytes[i]);
     }
     aggregate();
     m_values = e.shapes.values;

@@ -261,6 +261,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     e.events = std::move(sim.events);
     e.peakStep = sim.peakStep;
     e.peakLive = std::move(sim.peakLive);
+    e.peakLiveBytes = std::move(sim.peakLiveBytes);
 
     // Per node costs.
     e.nodes.assign(m.nodes.size(), {});

@@ -128,6 +128,7 @@ struct SimResult {
     int peakStep = -1;
     int64_t peak = 0;
     std::vector<int> peakLive;           // tensors
+    std::vector<int64_t> peakLiveBytes;  // parallel: bytes of the buffers attributed to each
     int64_t peakActivations = 0, peakSaved = 0, peakLoss = 0;
     int64_t recomputeMacs = 0;
 };

@@ -270,6 +270,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
             {"tensor", tensor.name},
             {"layer", tensor.producer >= 0 ? model.nodePath(tensor.producer) : std::string("(input)")},
             {"bytes", e.shapes.bytes[static_cast<size_t>(t)]},
+            {"live_bytes", i < e.peakLiveBytes.size() ? e.peakLiveBytes[i] : int64_t(0)},
         });
     }
     j["peak_culprits"] = std::move(peakLive);

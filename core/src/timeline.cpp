@@ -665,14 +665,20 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
             const AllocEvent& e = s.r.events[i];
             live[static_cast<size_t>(e.id)] = e.kind == AllocEvent::Kind::Alloc ? 1 : 0;
         }
-        std::vector<std::pair<int64_t, int>> culprits;
+        // One entry per tensor with the bytes of every buffer attributed to it (its storage, its gradient).
+        std::vector<int64_t> held(nT, 0);
         for (size_t i = 0; i < live.size(); ++i)
             if (live[i] && s.bufs[i].tensor >= 0 && s.bufs[i].bytes > 0)
-                culprits.emplace_back(s.bufs[i].bytes, s.bufs[i].tensor);
+                held[static_cast<size_t>(s.bufs[i].tensor)] += s.bufs[i].bytes;
+        std::vector<std::pair<int64_t, int>> culprits;
+        for (size_t t = 0; t < nT; ++t)
+            if (held[t] > 0)
+                culprits.emplace_back(held[t], static_cast<int>(t));
         std::sort(culprits.begin(), culprits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-        for (const auto& c : culprits)
-            if (std::find(s.r.peakLive.begin(), s.r.peakLive.end(), c.second) == s.r.peakLive.end())
-                s.r.peakLive.push_back(c.second);
+        for (const auto& c : culprits) {
+            s.r.peakLive.push_back(c.second);
+            s.r.peakLiveBytes.push_back(c.first);
+        }
         // balance: free what is still allocated (weights, states, the input) at the last step
         const int last = s.step - 1;
         for (size_t i = 0; i < s.bufs.size(); ++i)

@@ -81,6 +81,10 @@ struct Evaluation {
     std::vector<TimelinePoint> timeline;
     int peakStep = -1;                    // index into timeline
     std::vector<int> peakLive;            // tensors live at the peak (the culprits), biggest first
+    // parallel to peakLive: the bytes held for each at the peak (its buffers: the storage it owns and its
+    // gradient), so views, aliases and fused units are not counted twice and the layers add up to at most
+    // the peak
+    std::vector<int64_t> peakLiveBytes;
     std::vector<AllocEvent> events;       // for the allocator model and the probe
     int64_t inplaceTransientSaving = 0;   // peak difference inplace on vs off (train: transient only)
     int64_t recomputeMacs = 0;            // extra forward MACs from checkpointing
