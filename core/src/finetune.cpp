@@ -66,21 +66,28 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
                 return std::string("targets= needs module names (q_proj,v_proj) or all-linear");
             break;
         }
-        const auto v = number(val);
-        if (!v)
-            return "'" + std::string(key) + "' needs a number, got '" + std::string(val) + "'";
-        if (key == "r") {
-            if (*v < 1 || *v > 65536 || *v != static_cast<int>(*v))
-                return std::string("r must be a positive integer");
-            spec.r = static_cast<int>(*v);
-        } else if (key == "alpha") {
-            spec.alpha = *v;
-        } else if (key == "dropout") {
-            if (*v < 0 || *v >= 1)
-                return std::string("dropout must lie in [0, 1)");
-            spec.dropout = *v;
+        if (key == "dtype") {
+            // PEFT >= 0.12 keeps adapters in fp32 (autocast_adapter_dtype=True); 16-bit adapters and the cast
+            // copies around fp32 ones on a 16-bit model are not modelled yet: say so rather than guess.
+            if (val != "fp32" && val != "float32")
+                return "dtype=" + std::string(val) + ": only PEFT's default fp32 adapters are modelled (dtype=fp32)";
+        } else if (key == "r" || key == "alpha" || key == "dropout") {
+            const auto v = number(val);
+            if (!v)
+                return "'" + std::string(key) + "' needs a number, got '" + std::string(val) + "'";
+            if (key == "r") {
+                if (*v < 1 || *v > 65536 || *v != static_cast<int>(*v))
+                    return std::string("r must be a positive integer");
+                spec.r = static_cast<int>(*v);
+            } else if (key == "alpha") {
+                spec.alpha = *v;
+            } else {
+                if (*v < 0 || *v >= 1)
+                    return std::string("dropout must lie in [0, 1)");
+                spec.dropout = *v;
+            }
         } else {
-            return "unknown key '" + std::string(key) + "' (r, alpha, dropout, targets)";
+            return "unknown key '" + std::string(key) + "' (r, alpha, dropout, dtype, targets)";
         }
         if (comma == std::string_view::npos)
             break;

@@ -255,7 +255,11 @@ private slots:
         QTest::newRow("no value") << "r" << "expected KEY=VALUE, got 'r'";
         QTest::newRow("bad r") << "r=0" << "r must be a positive integer";
         QTest::newRow("bad dropout") << "dropout=1" << "dropout must lie in [0, 1)";
-        QTest::newRow("unknown key") << "rank=8" << "unknown key 'rank' (r, alpha, dropout, targets)";
+        QTest::newRow("unknown key") << "rank=8" << "unknown key 'rank' (r, alpha, dropout, dtype, targets)";
+        QTest::newRow("unknown non-numeric key") << "init=gaussian" << "unknown key 'init' (r, alpha, dropout, dtype, targets)";
+        QTest::newRow("bad alpha") << "alpha=big" << "'alpha' needs a number, got 'big'";
+        // 16-bit adapters are not modelled: refused in one line, not read as fp32
+        QTest::newRow("bf16 adapters") << "r=8,dtype=bf16" << "dtype=bf16: only PEFT's default fp32 adapters are modelled (dtype=fp32)";
         QTest::newRow("empty targets") << "targets=" << "targets= needs module names (q_proj,v_proj) or all-linear";
     }
     void badSpecs()
@@ -266,6 +270,15 @@ private slots:
         const auto e = parseLoraSpec(text.toStdString(), s);
         QVERIFY(e.has_value());
         QCOMPARE(QString::fromStdString(*e), error);
+    }
+
+    void fp32AdaptersAreTheDefault()
+    {
+        LoraSpec a, b;
+        QVERIFY(!parseLoraSpec("r=16,alpha=32,dtype=fp32,targets=q_proj,v_proj", a));
+        QVERIFY(!parseLoraSpec("r=16,alpha=32,targets=q_proj,v_proj", b));
+        QCOMPARE(a, b);
+        QCOMPARE(a.targets.size(), size_t(2));
     }
 
     void noMatchingTarget()
