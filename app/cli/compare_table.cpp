@@ -1,6 +1,6 @@
 #include "table.h"
 
-#include "headroom/format.h"
+#include "headroom/report/format.h"
 
 #include <cstdio>
 #include <sstream>

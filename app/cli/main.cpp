@@ -4,13 +4,13 @@
 #include "table.h"
 
 #include "headroom/error.h"
-#include "headroom/format.h"
-#include "headroom/gpus.h"
+#include "headroom/report/format.h"
+#include "headroom/hardware/gpus.h"
 #include "headroom/headroom_config.h"
-#include "headroom/loader.h"
-#include "headroom/measurement.h"
-#include "headroom/probe_protocol.h"
-#include "headroom/report.h"
+#include "headroom/import/loader.h"
+#include "headroom/probe/measurement.h"
+#include "headroom/probe/probe_protocol.h"
+#include "headroom/report/report.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,6 +1,6 @@
 #include "options.h"
 
-#include "headroom/gpus.h"
+#include "headroom/hardware/gpus.h"
 
 #include <cctype>
 #include <charconv>

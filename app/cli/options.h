@@ -1,5 +1,5 @@
 #pragma once
-#include "headroom/config.h"
+#include "headroom/memory/config.h"
 
 #include <optional>
 #include <string>

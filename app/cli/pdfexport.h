@@ -1,6 +1,6 @@
 #pragma once
-#include "headroom/model.h"
-#include "headroom/report.h"
+#include "headroom/import/model.h"
+#include "headroom/report/report.h"
 
 #include <optional>
 #include <string>

@@ -1,10 +1,10 @@
 #include "table.h"
 
-#include "headroom/kvcache.h"
+#include "headroom/memory/kvcache.h"
 
-#include "headroom/format.h"
-#include "headroom/layercost.h"
-#include "headroom/shapes.h"
+#include "headroom/report/format.h"
+#include "headroom/memory/layercost.h"
+#include "headroom/shapes/shapes.h"
 
 #include <algorithm>
 #include <cstdio>

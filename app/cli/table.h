@@ -1,5 +1,5 @@
 #pragma once
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 #include <nlohmann/json.hpp>
 

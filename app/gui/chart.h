@@ -3,7 +3,7 @@
 // painting onto any QPainter (PDF, printer, image) as vector drawing. Each chart is a small subclass.
 #include "guiutil.h"
 
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 #include <utility>
 

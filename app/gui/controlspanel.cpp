@@ -3,7 +3,7 @@
 #include "finetunepanel.h"
 #include "logslider.h"
 
-#include "headroom/gpus.h"
+#include "headroom/hardware/gpus.h"
 
 #include <QCheckBox>
 #include <QComboBox>

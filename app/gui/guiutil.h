@@ -1,9 +1,9 @@
 #pragma once
 // Small shared view helpers (hotspot's resultsutil.h): formatting and metatypes used by every page.
-#include "headroom/config.h"
-#include "headroom/engine.h"
-#include "headroom/format.h"
-#include "headroom/model.h"
+#include "headroom/memory/config.h"
+#include "headroom/memory/engine.h"
+#include "headroom/report/format.h"
+#include "headroom/import/model.h"
 
 #include <QMetaType>
 #include <QString>

@@ -1,7 +1,7 @@
 #include "layertreemodel.h"
 
-#include "headroom/layercost.h"
-#include "headroom/shapes.h"
+#include "headroom/memory/layercost.h"
+#include "headroom/shapes/shapes.h"
 
 #include <algorithm>
 

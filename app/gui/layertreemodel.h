@@ -4,7 +4,7 @@
 #include "guiutil.h"
 #include "treemodel.h"
 
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 namespace gui {
 

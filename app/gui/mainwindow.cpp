@@ -22,7 +22,7 @@
 #include "wheelguard.h"
 
 #include "headroom/headroom_config.h"
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 #if __has_include("probepage.h")
 #include "probepage.h"

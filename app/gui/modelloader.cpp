@@ -1,7 +1,7 @@
 #include "modelloader.h"
 
 #include "headroom/error.h"
-#include "headroom/loader.h"
+#include "headroom/import/loader.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>

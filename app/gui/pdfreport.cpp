@@ -5,12 +5,12 @@
 #include "reportdocument.h"
 #include "verdict.h"
 
-#include "headroom/gpus.h"
+#include "headroom/hardware/gpus.h"
 #include "headroom/headroom_config.h"
-#include "headroom/layercost.h"
-#include "headroom/probe_protocol.h"
-#include "headroom/report.h"
-#include "headroom/shapes.h"
+#include "headroom/memory/layercost.h"
+#include "headroom/probe/probe_protocol.h"
+#include "headroom/report/report.h"
+#include "headroom/shapes/shapes.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -3,10 +3,10 @@
 #include "chart.h"
 #include "guiutil.h"
 
-#include "headroom/allocator.h"
-#include "headroom/engine.h"
+#include "headroom/hardware/allocator.h"
+#include "headroom/memory/engine.h"
 #include "headroom/error.h"
-#include "headroom/measurement.h"
+#include "headroom/probe/measurement.h"
 
 #include <qcustomplot.h>
 

@@ -1,6 +1,6 @@
 #include "session.h"
 
-#include "headroom/multigpu.h"
+#include "headroom/hardware/multigpu.h"
 
 #include <QElapsedTimer>
 

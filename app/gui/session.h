@@ -10,7 +10,7 @@
 // starts once the controls have been still for detailsDelayMs, so a drag does not compete with it.
 #include "guiutil.h"
 
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 #include <QObject>
 #include <QThreadPool>

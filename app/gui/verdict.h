@@ -3,7 +3,7 @@
 // — needs 31.2 GiB; try bf16 (−9.80 GiB), ...". Every figure comes from computeFit() and advise().
 #include "guiutil.h"
 
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 #include <QLabel>
 

@@ -1,7 +1,7 @@
 #pragma once
 // The libraries the probe uses only when present (dlopen, never linked): NVML for the context size, cuBLAS
 // and cuDNN for their handles and workspace. A missing library is a warning, never a failure.
-#include "headroom/probe_protocol.h"
+#include "headroom/probe/probe_protocol.h"
 
 #include <cstdint>
 #include <memory>

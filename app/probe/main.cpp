@@ -5,7 +5,7 @@
 
 #include "headroom/error.h"
 #include "headroom/headroom_config.h"
-#include "headroom/probe_protocol.h"
+#include "headroom/probe/probe_protocol.h"
 
 #include <cuda_runtime_api.h>
 

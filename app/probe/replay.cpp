@@ -1,6 +1,6 @@
 #include "replay.h"
 
-#include "headroom/allocator.h"
+#include "headroom/hardware/allocator.h"
 
 #include <cuda_runtime_api.h>
 

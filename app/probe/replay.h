@@ -1,6 +1,6 @@
 #pragma once
 // Replaying a plan's events with real device allocations (docs/PROBE.md "What is measured").
-#include "headroom/engine.h"
+#include "headroom/memory/engine.h"
 
 #include <array>
 #include <chrono>

@@ -5,9 +5,9 @@
 #include "timelinechart.h"
 #include "toplayerschart.h"
 
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
-#include "headroom/report.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 
 #include <QApplication>
 #include <QFile>

@@ -9,7 +9,7 @@
 #include "session.h"
 #include "verdict.h"
 
-#include "headroom/loader.h"
+#include "headroom/import/loader.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,9 +8,9 @@
 #include "session.h"
 #include "verdict.h"
 
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
-#include "headroom/report.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 
 #include <QCheckBox>
 #include <QComboBox>

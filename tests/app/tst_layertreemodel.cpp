@@ -2,9 +2,9 @@
 #include "layerfiltermodel.h"
 #include "layertreemodel.h"
 
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
-#include "headroom/report.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 #include "../core/vit_fixture.h"
 
 #include <QAbstractItemModelTester>

@@ -16,7 +16,7 @@
 #include "timelinepage.h"
 #include "verdict.h"
 
-#include "headroom/report.h"
+#include "headroom/report/report.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>

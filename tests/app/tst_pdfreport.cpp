@@ -4,9 +4,9 @@
 #include "pdfreport.h"
 #include "../core/vit_fixture.h"
 
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
-#include "headroom/report.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 
 #include <QApplication>
 #include <QDir>

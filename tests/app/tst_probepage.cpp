@@ -2,8 +2,8 @@
 // loop keeps running, and a canned measurement fills the table beside the theory.
 #include "probepage.h"
 
-#include "headroom/format.h"
-#include "headroom/loader.h"
+#include "headroom/report/format.h"
+#include "headroom/import/loader.h"
 
 #include <QComboBox>
 #include <QLabel>

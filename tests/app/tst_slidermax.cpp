@@ -3,9 +3,9 @@
 #include "controlspanel.h"
 #include "logslider.h"
 
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
-#include "headroom/report.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 
 #include <QApplication>
 #include <QLabel>

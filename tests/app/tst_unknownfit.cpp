@@ -3,8 +3,8 @@
 #include "pdfreport.h"
 #include "verdict.h"
 
-#include "headroom/loader.h"
-#include "headroom/report.h"
+#include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 
 #include <QApplication>
 #include <QProcess>

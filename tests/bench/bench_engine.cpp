@@ -1,10 +1,10 @@
 // Engine speed: a full recompute for a new configuration (a slider tick) on resnet50 and on a
 // 10,000-node transformer, the max-batch search, and the checkpoint curve.
 //   build/<dir>/tests/bench_engine --benchmark_min_time=0.5
-#include "headroom/engine.h"
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
-#include "headroom/synthetic.h"
+#include "headroom/memory/engine.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
+#include "headroom/import/synthetic.h"
 
 #include <benchmark/benchmark.h>
 

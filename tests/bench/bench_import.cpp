@@ -1,8 +1,8 @@
 // Import benchmarks (docs/BENCHMARKS.md "Import"): targets resnet50 < 100 ms, 10k-node transformer < 1 s,
 // every tensor size for a new batch < 1 ms.
-#include "headroom/loader.h"
-#include "headroom/shapes.h"
-#include "headroom/synthetic.h"
+#include "headroom/import/loader.h"
+#include "headroom/shapes/shapes.h"
+#include "headroom/import/synthetic.h"
 
 #include <benchmark/benchmark.h>
 

@@ -13,7 +13,7 @@
 #include "timelinepage.h"
 #include "verdict.h"
 
-#include "headroom/synthetic.h"
+#include "headroom/import/synthetic.h"
 
 #include <benchmark/benchmark.h>
 

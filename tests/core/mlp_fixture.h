@@ -1,7 +1,7 @@
 #pragma once
 // A hand-built MLP whose parameter count is known exactly, shared by the multi-GPU and advisor tests:
 // x[batch, 1024] -> fc0 (1024x1024) -> relu -> fc1 (1024x256) -> relu -> fc2 (256x16) -> out[batch, 16]
-#include "headroom/model.h"
+#include "headroom/import/model.h"
 
 #include <QtGlobal>
 

@@ -2,8 +2,8 @@
 //  activations_saved within 3 % of saved_for_backward.activation_bytes + input_bytes,
 //  peak - weights     within 10 % of peak_train_step.peak_bytes_above_baseline.
 // HEADROOM_ACCURACY_TABLE=1 prints the Markdown table of docs/ACCURACY.md.
-#include "headroom/engine.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

@@ -5,8 +5,8 @@
 //  activations_saved within 3 % of saved_for_backward.activation_bytes + input_bytes,
 //  peak - weights     within 10 % of peak_train_step.peak_bytes_above_baseline.
 // The table of every point (Markdown, for docs/ACCURACY.md) is printed with qInfo at the end.
-#include "headroom/engine.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // The advisor on the hand-built MLP of tst_multigpu: every saving is re-evaluated (never asserted by the
 // advisor), and where the peak is the optimizer step (weights + gradients + states + Adam's fp32 temporary
 // + the input batch) the savings are computed by hand.
-#include "headroom/advisor.h"
-#include "headroom/multigpu.h"
+#include "headroom/report/advisor.h"
+#include "headroom/hardware/multigpu.h"
 
 #include "mlp_fixture.h"
 

@@ -1,7 +1,7 @@
 // Bad input never crashes or hangs: a one-line Error "<file>: <problem>" or a warning naming the node.
 #include "headroom/error.h"
-#include "headroom/loader.h"
-#include "headroom/shapes.h"
+#include "headroom/import/loader.h"
+#include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 
 #include <QtTest>

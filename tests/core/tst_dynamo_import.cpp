@@ -1,11 +1,11 @@
 // Today's exports (PyTorch's dynamo exporter, Hugging Face): module paths from metadata_props or parameter
 // names, sequence ops, Shape start/end, value_info dim expressions, and no verdict while sizes are unknown.
-#include "headroom/engine.h"
-#include "headroom/kvcache.h"
-#include "headroom/loader.h"
-#include "headroom/multigpu.h"
-#include "headroom/report.h"
-#include "headroom/shapes.h"
+#include "headroom/memory/engine.h"
+#include "headroom/memory/kvcache.h"
+#include "headroom/import/loader.h"
+#include "headroom/hardware/multigpu.h"
+#include "headroom/report/report.h"
+#include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 
 #include <QFile>

@@ -1,6 +1,6 @@
 // The memory engine on tiny hand-built models, against values computed by hand.
-#include "headroom/allocator.h"
-#include "headroom/engine.h"
+#include "headroom/hardware/allocator.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 

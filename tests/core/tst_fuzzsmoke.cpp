@@ -2,7 +2,7 @@
 // deterministic mutations of the corpus models go through the loader; any non-headroom::Error is a failure.
 #include "../fuzz/fuzz_entry.cpp"
 
-#include "headroom/synthetic.h"
+#include "headroom/import/synthetic.h"
 
 #include <QtTest>
 

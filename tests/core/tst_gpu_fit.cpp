@@ -7,9 +7,9 @@
 // Points that only a saved-for-backward / attention / autocast rule can fix are listed in kRuleGaps with
 // the reason: QEXPECT_FAIL, so that a rule landing shows up as XPASS and its row is deleted.
 // HEADROOM_GPU_TABLE=1 prints the Markdown tables of docs/ACCURACY.md's GPU section.
-#include "headroom/engine.h"
-#include "headroom/gpus.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/hardware/gpus.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

@@ -10,8 +10,8 @@
 // zero_grad(set_to_none) -> forward -> cross-entropy on logits.float() -> backward -> foreach step;
 // torchvision's ReLUs are inplace=True except in the checkpoint runs. HEADROOM_GPU_TABLE=1 prints the
 // Markdown table of docs/ACCURACY.md.
-#include "headroom/engine.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

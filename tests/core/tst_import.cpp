@@ -1,7 +1,7 @@
 // Import acceptance: trainable params and buffers equal PyTorch's truth for every corpus model.
 #include "headroom/error.h"
-#include "headroom/loader.h"
-#include "headroom/shapes.h"
+#include "headroom/import/loader.h"
+#include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 
 #include <QtTest>

@@ -1,8 +1,8 @@
 // Hugging Face per-decoder-layer gradient checkpointing (--grad-checkpoint layers): every decoder layer
 // is recomputed once before its backward, nothing after the layers is; the saved set collapses to the layer
 // inputs plus what the final norm, lm_head and loss keep.
-#include "headroom/engine.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 

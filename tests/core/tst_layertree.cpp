@@ -1,6 +1,6 @@
 // The layer tree mirrors the exporter's module scopes and aggregates parameters.
-#include "headroom/loader.h"
-#include "headroom/layercost.h"
+#include "headroom/import/loader.h"
+#include "headroom/memory/layercost.h"
 #include "onnx_fixture.h"
 #include "vit_fixture.h"
 

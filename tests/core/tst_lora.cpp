@@ -2,10 +2,10 @@
 // figures) and hand-computed adapter sizes:
 //  trainable parameters exact; activations_saved within 3 %; the forward + backward peak above the level
 //  before it (weights, optimizer state and input excluded) within 10 %.
-#include "headroom/engine.h"
+#include "headroom/memory/engine.h"
 #include "headroom/error.h"
-#include "headroom/hfconfig.h"
-#include "headroom/loader.h"
+#include "headroom/import/hfconfig.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Per-GPU figures of each strategy on a hand-built MLP whose parameter count is known exactly, with the
 // published model-state formulas (ZeRO paper, DeepSpeed's estimator) as cross-checks.
-#include "headroom/multigpu.h"
+#include "headroom/hardware/multigpu.h"
 
 #include "mlp_fixture.h"
 

@@ -2,8 +2,8 @@
 // "Live at the peak", JSON peak_culprits.live_bytes) are the buffers really held at the peak: views,
 // aliases and fused units are not counted again, so they add up to at most the peak and every layer's
 // share stays at or under 100 %.
-#include "headroom/engine.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 

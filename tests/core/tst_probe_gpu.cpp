@@ -1,7 +1,7 @@
 // The real headroom-probe on a small hand-made plan. Needs a CUDA device: QSKIP when the probe says there is
 // none (or was not built). Labelled "gpu" in ctest by its name.
 #include "headroom/headroom_config.h"
-#include "headroom/probe_protocol.h"
+#include "headroom/probe/probe_protocol.h"
 
 #include <QTest>
 

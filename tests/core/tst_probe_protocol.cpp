@@ -1,8 +1,8 @@
 // The probe protocol: plan and result JSON round trips, one-line errors on malformed documents, the
 // theory-side helpers against hand-computed values, and makeProbePlan on corpus models.
 #include "headroom/error.h"
-#include "headroom/loader.h"
-#include "headroom/probe_protocol.h"
+#include "headroom/import/loader.h"
+#include "headroom/probe/probe_protocol.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // runProbe against the test doubles in tests/helpers: every way a probe can end maps to a status, within
 // the time limit, without throwing.
-#include "headroom/probe_protocol.h"
+#include "headroom/probe/probe_protocol.h"
 
 #include <QElapsedTimer>
 #include <QTest>

@@ -1,8 +1,8 @@
 // bitsandbytes storage, byte-exact: 4-bit weights (functional.py quantize_4bit, blocksize 64, optional
 // double quantization of the absmax with blocksize 256), LLM.int8 weights, the modules quantized (every
 // Linear but the output layer) on a Llama-3-8B config, and 8-bit Adam's blockwise state.
-#include "headroom/engine.h"
-#include "headroom/loader.h"
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // Shapes acceptance: every tensor concrete at batch 1/8 (seq 16/64), outputs exact, fitted == fresh.
-#include "headroom/loader.h"
-#include "headroom/shapes.h"
-#include "headroom/synthetic.h"
+#include "headroom/import/loader.h"
+#include "headroom/shapes/shapes.h"
+#include "headroom/import/synthetic.h"
 #include "onnx_fixture.h"
 
 #include <QtTest>

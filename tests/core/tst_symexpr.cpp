@@ -1,4 +1,4 @@
-#include "headroom/symexpr.h"
+#include "headroom/shapes/symexpr.h"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
 // Every model.onnx of Debian's libonnx-testdata loads without a crash or hang (errors must be clean).
 #include "headroom/error.h"
-#include "headroom/loader.h"
-#include "headroom/shapes.h"
+#include "headroom/import/loader.h"
+#include "headroom/shapes/shapes.h"
 
 #include <QtTest>
 

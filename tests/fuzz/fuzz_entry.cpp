@@ -2,8 +2,8 @@
 #include "fuzz_entry.h"
 
 #include "headroom/error.h"
-#include "headroom/loader.h"
-#include "headroom/shapes.h"
+#include "headroom/import/loader.h"
+#include "headroom/shapes/shapes.h"
 
 #include <string_view>
 

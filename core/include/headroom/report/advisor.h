@@ -1,0 +1,24 @@
+#pragma once
+#include "headroom/memory/engine.h"
+
+#include <string>
+#include <vector>
+
+namespace headroom {
+
+// One piece of advice: a changed configuration and its measured saving (by re-evaluation, never asserted).
+struct Advice {
+    enum class Kind : uint8_t { Batch, Dtype, Checkpoint, Accumulate, Inplace, Freeze, ZeroStage, Gpu0Batch };
+    Kind kind;
+    std::string summary;     // "bf16", "4 checkpoint segments", "batch 48" (English; the GUI translates by kind)
+    Config changed;          // the configuration that realises it
+    int64_t needBefore = 0;
+    int64_t needAfter = 0;
+    int64_t saving() const { return needBefore - needAfter; }
+    bool fitsAfter = false;
+};
+
+// The advice that reduces the need, biggest saving first; only changes that save memory.
+std::vector<Advice> advise(const Model& model, const Config& config, int maxItems = 6);
+
+} // namespace headroom

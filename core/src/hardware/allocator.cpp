@@ -1,0 +1,558 @@
+// A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator)
+// for one device and one stream: the rules that decide how many bytes are reserved, nothing else.
+// Function names follow the original (get_free_block, should_split, alloc_block, ...) so that a reader can
+// check each rule against it.
+#include "headroom/hardware/allocator.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <unordered_map>
+
+namespace headroom {
+namespace {
+
+// The allocator's constants (CUDACachingAllocator.h / AllocatorConfig).
+constexpr int64_t kMinBlockSize = 512;              // all sizes are rounded to this
+constexpr int64_t kSmallSize = 1 << 20;             // largest "small" request
+constexpr int64_t kSmallBuffer = 2 << 20;           // segment for small requests (expandable: small page)
+constexpr int64_t kLargeBuffer = 20 << 20;          // segment for 1-10 MiB requests (expandable: large page)
+constexpr int64_t kMinLargeAlloc = 10 << 20;        // requests from here on get their own segment
+constexpr int64_t kRoundLarge = 2 << 20;            // ... rounded up to this
+// Expandable segments reserve address space for the whole device; the model only needs "more than any
+// plan will map", and 2^50 stays far from int64 overflow when pages are added.
+constexpr int64_t kExpandableAddressSpace = int64_t(1) << 50;
+
+int64_t ceilTo(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
+
+struct Pool;
+struct Segment {
+    int64_t base = 0;
+    int64_t pageSize = 0; // expandable only
+    bool expandable = false;
+};
+
+struct Block {
+    int64_t addr = 0;
+    int64_t size = 0;
+    Pool* pool = nullptr;
+    Segment* segment = nullptr;
+    Block* prev = nullptr;
+    Block* next = nullptr;
+    bool allocated = false;
+    bool mapped = true;
+    bool isSplit() const { return prev || next; }
+};
+
+// Free blocks ordered as BlockComparatorSize (stream, size, address): best fit is lower_bound(size).
+struct BySizeAddr {
+    bool operator()(const Block* a, const Block* b) const
+    {
+        return a->size != b->size ? a->size < b->size : a->addr < b->addr;
+    }
+};
+struct ByAddr {
+    bool operator()(const Block* a, const Block* b) const { return a->addr < b->addr; }
+};
+
+struct Pool {
+    bool isSmall = false;
+    std::set<Block*, BySizeAddr> blocks;  // free, mapped
+    std::set<Block*, ByAddr> unmapped;    // expandable segments' unbacked address ranges
+};
+
+} // namespace
+
+struct CachingAllocatorModel::Impl {
+    Impl(AllocatorMode m, const AllocatorOptions& o) : mode(m), options(o) { small.isSmall = true; }
+
+    AllocatorMode mode;
+    AllocatorOptions options;
+    Pool small;
+    Pool large;
+    std::deque<Block> storage;
+    std::vector<Block*> recycled;
+    std::deque<Segment> segments;
+    std::vector<Block*> handles;     // handle -> allocated block (nullptr: freed or zero bytes)
+    std::vector<int64_t> exactSizes; // Exact mode: handle -> bytes
+    int64_t nextAddress = int64_t(1) << 32;
+    int64_t allocated = 0, reserved = 0, maxAllocated = 0, maxReserved = 0;
+    int64_t deviceAllocs = 0, liveSegments = 0, retries = 0;
+    bool oom = false;
+
+    Block* newBlock(int64_t addr, int64_t size, Pool* pool, Segment* segment)
+    {
+        Block* b;
+        if (!recycled.empty()) {
+            b = recycled.back();
+            recycled.pop_back();
+            *b = Block{};
+        } else {
+            b = &storage.emplace_back();
+        }
+        b->addr = addr;
+        b->size = size;
+        b->pool = pool;
+        b->segment = segment;
+        return b;
+    }
+    void deleteBlock(Block* b) { recycled.push_back(b); }
+
+    Pool& getPool(int64_t size) { return size <= kSmallSize ? small : large; }
+
+    bool expandable() const { return mode == AllocatorMode::Expandable; }
+
+    bool shouldSplit(const Block* block, int64_t size) const
+    {
+        const int64_t remaining = block->size - size;
+        if (block->pool->isSmall || expandable())
+            return remaining >= kMinBlockSize;
+        return size < options.maxSplitSize && remaining > kSmallSize;
+    }
+
+    // Best fit; an expandable segment's tail block counts with the address space it could still map.
+    Block* getFreeBlock(Pool& pool, int64_t size)
+    {
+        Block key;
+        key.size = size;
+        key.addr = INT64_MIN;
+        auto it = pool.blocks.lower_bound(&key);
+        if (it == pool.blocks.end())
+            return nullptr;
+        if ((*it)->segment->expandable) {
+            auto expandableSize = [](const Block* b) {
+                return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
+            };
+            auto next = std::next(it);
+            while ((*it)->segment->expandable && next != pool.blocks.end()
+                   && expandableSize(*next) < expandableSize(*it))
+                it = next++;
+        }
+        // Oversize blocks (>= max_split_size) serve only oversize requests, and only within kLargeBuffer.
+        if (size < options.maxSplitSize && (*it)->size >= options.maxSplitSize)
+            return nullptr;
+        if (size >= options.maxSplitSize && (*it)->size >= size + kLargeBuffer)
+            return nullptr;
+        Block* b = *it;
+        pool.blocks.erase(it);
+        return b;
+    }
+
+    bool deviceHasRoom(int64_t bytes) const { return options.capacity <= 0 || reserved + bytes <= options.capacity; }
+
+    // cudaMalloc of a whole segment.
+    Block* allocSegment(Pool& pool, int64_t allocSize, bool force)
+    {
+        if (!force && !deviceHasRoom(allocSize))
+            return nullptr;
+        Segment& seg = segments.emplace_back();
+        seg.base = nextAddress;
+        nextAddress += ceilTo(allocSize, kRoundLarge) + kRoundLarge;
+        reserved += allocSize;
+        ++deviceAllocs;
+        ++liveSegments;
+        return newBlock(seg.base, allocSize, &pool, &seg);
+    }
+
+    // Expandable segments: map pages of the pool's segment (ExpandableSegment::map rounds to whole pages).
+    bool mapBlock(Block* toMap, int64_t size, bool force)
+    {
+        const int64_t page = toMap->segment->pageSize;
+        const int64_t mappedSize = std::min(ceilTo(size, page), toMap->size);
+        if (!force && !deviceHasRoom(mappedSize))
+            return false;
+        Pool& pool = *toMap->pool;
+        pool.unmapped.erase(toMap);
+        toMap->mapped = true;
+        if (mappedSize < toMap->size) {
+            Block* rest = newBlock(toMap->addr + mappedSize, toMap->size - mappedSize, &pool, toMap->segment);
+            rest->mapped = false;
+            rest->prev = toMap;
+            rest->next = toMap->next;
+            if (rest->next)
+                rest->next->prev = rest;
+            toMap->next = rest;
+            toMap->size = mappedSize;
+            pool.unmapped.insert(rest);
+        }
+        tryMerge(toMap, toMap->prev, pool);
+        tryMerge(toMap, toMap->next, pool);
+        pool.blocks.insert(toMap);
+        reserved += mappedSize;
+        ++deviceAllocs;
+        return true;
+    }
+
+    // find_expandable_block: the lowest address with enough free-or-unmapped room, else a new segment.
+    Block* findExpandableBlock(Pool& pool, int64_t size)
+    {
+        auto allocatable = [](const Block* b) { return b && !b->allocated; };
+        auto hasRoom = [&](const Block* b) {
+            int64_t bytes = 0;
+            while (bytes < size && allocatable(b)) {
+                bytes += b->size;
+                b = b->next;
+            }
+            return bytes >= size;
+        };
+        for (Block* c : pool.unmapped) {
+            Block* candidate = allocatable(c->prev) ? c->prev : c;
+            if (hasRoom(candidate))
+                return candidate;
+        }
+        Segment& seg = segments.emplace_back();
+        seg.base = nextAddress;
+        seg.expandable = true;
+        seg.pageSize = pool.isSmall ? kSmallBuffer : kLargeBuffer;
+        nextAddress += kExpandableAddressSpace;
+        ++liveSegments;
+        Block* b = newBlock(seg.base, kExpandableAddressSpace, &pool, &seg);
+        b->mapped = false;
+        pool.unmapped.insert(b);
+        return b;
+    }
+
+    Block* tryAllocateExpandable(Pool& pool, int64_t size, bool force)
+    {
+        Block* candidate = findExpandableBlock(pool, size);
+        if (!candidate->mapped && !mapBlock(candidate, std::min(candidate->size, size), force))
+            return nullptr;
+        while (candidate->size < size) {
+            Block* next = candidate->next;
+            if (!mapBlock(next, std::min(size - candidate->size, next->size), force))
+                return nullptr;
+            candidate = next; // map_block merged the free candidate into it
+        }
+        candidate->pool->blocks.erase(candidate);
+        return candidate;
+    }
+
+    Block* allocBlock(Pool& pool, int64_t size, int64_t allocSize, bool force)
+    {
+        return expandable() ? tryAllocateExpandable(pool, size, force) : allocSegment(pool, allocSize, force);
+    }
+
+    // try_merge_blocks: src is absorbed into dst; returns whether it was.
+    bool tryMerge(Block* dst, Block* src, Pool& pool)
+    {
+        if (!src || src->allocated || dst->mapped != src->mapped)
+            return false;
+        if (dst->prev == src) {
+            dst->addr = src->addr;
+            dst->prev = src->prev;
+            if (dst->prev)
+                dst->prev->next = dst;
+        } else {
+            dst->next = src->next;
+            if (dst->next)
+                dst->next->prev = dst;
+        }
+        if (src->mapped)
+            pool.blocks.erase(src);
+        else
+            pool.unmapped.erase(src);
+        // dst may sit in a sorted set keyed on the size that is about to change: re-insert it.
+        const bool dstInBlocks = dst->mapped && pool.blocks.erase(dst) > 0;
+        const bool dstInUnmapped = !dst->mapped && pool.unmapped.erase(dst) > 0;
+        dst->size += src->size;
+        if (dstInBlocks)
+            pool.blocks.insert(dst);
+        if (dstInUnmapped)
+            pool.unmapped.insert(dst);
+        deleteBlock(src);
+        return true;
+    }
+
+    // release_available_cached_blocks: with max_split_size set, free oversize cached segments first.
+    bool releaseAvailableCachedBlocks(Pool& pool, int64_t size)
+    {
+        if (options.maxSplitSize == INT64_MAX || expandable())
+            return false;
+        const int64_t want = std::max(size, options.maxSplitSize);
+        Block key;
+        key.size = want;
+        key.addr = INT64_MIN;
+        auto it = pool.blocks.lower_bound(&key);
+        if (it != pool.blocks.end()) {
+            if ((*it)->isSplit())
+                return false;
+            releaseSegmentBlock(*it);
+            return true;
+        }
+        int64_t released = 0;
+        std::vector<Block*> victims;
+        for (auto r = pool.blocks.rbegin(); r != pool.blocks.rend() && released < want; ++r) {
+            if ((*r)->size < options.maxSplitSize)
+                break;
+            if (!(*r)->isSplit()) {
+                victims.push_back(*r);
+                released += (*r)->size;
+            }
+        }
+        for (Block* b : victims)
+            releaseSegmentBlock(b);
+        return released >= want;
+    }
+
+    void releaseSegmentBlock(Block* b)
+    {
+        b->pool->blocks.erase(b);
+        reserved -= b->size;
+        --liveSegments;
+        deleteBlock(b);
+    }
+
+    // unmap_block: give back the whole pages inside a free expandable block.
+    void unmapBlock(Block* b)
+    {
+        Pool& pool = *b->pool;
+        const int64_t page = b->segment->pageSize;
+        const int64_t base = b->segment->base;
+        const int64_t begin = base + ceilTo(b->addr - base, page);
+        const int64_t end = base + (b->addr + b->size - base) / page * page;
+        if (end <= begin)
+            return;
+        pool.blocks.erase(b);
+        if (begin > b->addr) {
+            Block* before = newBlock(b->addr, begin - b->addr, &pool, b->segment);
+            before->prev = b->prev;
+            before->next = b;
+            if (b->prev)
+                b->prev->next = before;
+            b->prev = before;
+            pool.blocks.insert(before);
+        }
+        if (b->addr + b->size > end) {
+            Block* after = newBlock(end, b->addr + b->size - end, &pool, b->segment);
+            after->prev = b;
+            after->next = b->next;
+            if (b->next)
+                b->next->prev = after;
+            b->next = after;
+            pool.blocks.insert(after);
+        }
+        b->addr = begin;
+        b->size = end - begin;
+        b->mapped = false;
+        reserved -= b->size;
+        tryMerge(b, b->prev, pool);
+        tryMerge(b, b->next, pool);
+        pool.unmapped.insert(b);
+    }
+
+    // release_cached_blocks: every free segment goes back to the driver; expandable ones unmap free pages.
+    void releaseCachedBlocks()
+    {
+        for (Pool* pool : {&large, &small}) {
+            std::vector<Block*> toRelease(pool->blocks.begin(), pool->blocks.end());
+            for (Block* b : toRelease) {
+                if (b->segment->expandable)
+                    unmapBlock(b);
+                else if (!b->isSplit())
+                    releaseSegmentBlock(b);
+            }
+            // A fully unmapped expandable segment is dropped (release_expandable_segment).
+            std::vector<Block*> whole;
+            for (Block* b : pool->unmapped)
+                if (!b->isSplit())
+                    whole.push_back(b);
+            for (Block* b : whole) {
+                pool->unmapped.erase(b);
+                --liveSegments;
+                deleteBlock(b);
+            }
+        }
+    }
+
+    Block* malloc(int64_t origSize)
+    {
+        const int64_t size = CachingAllocatorModel::roundSize(origSize);
+        Pool& pool = getPool(size);
+        const int64_t allocSize = CachingAllocatorModel::segmentSizeFor(origSize);
+        Block* block = getFreeBlock(pool, size);
+        if (!block) {
+            block = allocBlock(pool, size, allocSize, false);
+            if (!block && releaseAvailableCachedBlocks(pool, size)) {
+                ++retries;
+                block = allocBlock(pool, size, allocSize, false);
+            }
+            if (!block) {
+                ++retries;
+                releaseCachedBlocks();
+                block = allocBlock(pool, size, allocSize, false);
+            }
+            if (!block) {
+                // A real run raises OutOfMemoryError here; the model records it and goes on over the limit
+                // so that the caller still sees the full plan's figures.
+                oom = true;
+                block = allocBlock(pool, size, allocSize, true);
+            }
+        }
+        // alloc_found_block: keep the front, return the remainder to the pool.
+        if (shouldSplit(block, size)) {
+            Block* rest = newBlock(block->addr + size, block->size - size, &pool, block->segment);
+            rest->prev = block;
+            rest->next = block->next;
+            if (rest->next)
+                rest->next->prev = rest;
+            block->next = rest;
+            block->size = size;
+            pool.blocks.insert(rest);
+        }
+        block->allocated = true;
+        allocated += block->size;
+        return block;
+    }
+
+    void freeBlock(Block* block)
+    {
+        block->allocated = false;
+        allocated -= block->size;
+        Pool& pool = *block->pool;
+        tryMerge(block, block->prev, pool);
+        tryMerge(block, block->next, pool);
+        pool.blocks.insert(block);
+    }
+
+    void updatePeaks()
+    {
+        maxAllocated = std::max(maxAllocated, allocated);
+        maxReserved = std::max(maxReserved, reserved);
+    }
+};
+
+CachingAllocatorModel::CachingAllocatorModel(AllocatorMode mode) : CachingAllocatorModel(mode, AllocatorOptions{}) {}
+
+CachingAllocatorModel::CachingAllocatorModel(AllocatorMode mode, const AllocatorOptions& options)
+    : d(new Impl(mode, options))
+{
+}
+
+CachingAllocatorModel::~CachingAllocatorModel() { delete d; }
+
+int64_t CachingAllocatorModel::roundSize(int64_t bytes)
+{
+    if (bytes < kMinBlockSize)
+        return kMinBlockSize;
+    return ceilTo(bytes, kMinBlockSize);
+}
+
+int64_t CachingAllocatorModel::segmentSizeFor(int64_t bytes)
+{
+    const int64_t size = roundSize(bytes);
+    if (size <= kSmallSize)
+        return kSmallBuffer;
+    if (size < kMinLargeAlloc)
+        return kLargeBuffer;
+    return ceilTo(size, kRoundLarge);
+}
+
+int64_t CachingAllocatorModel::allocate(int64_t bytes)
+{
+    const auto handle = int64_t(d->handles.size());
+    if (d->mode == AllocatorMode::Exact) {
+        const int64_t b = std::max<int64_t>(bytes, 0);
+        d->handles.push_back(nullptr);
+        d->exactSizes.resize(d->handles.size(), 0);
+        d->exactSizes.back() = b;
+        d->allocated += b;
+        d->reserved += b;
+        d->updatePeaks();
+        return handle;
+    }
+    // PyTorch never calls the allocator for an empty tensor.
+    d->handles.push_back(bytes > 0 ? d->malloc(bytes) : nullptr);
+    d->updatePeaks();
+    return handle;
+}
+
+void CachingAllocatorModel::free(int64_t handle)
+{
+    if (handle < 0 || handle >= int64_t(d->handles.size()))
+        return;
+    if (d->mode == AllocatorMode::Exact) {
+        auto& b = d->exactSizes[size_t(handle)];
+        d->allocated -= b;
+        d->reserved -= b;
+        b = 0;
+        return;
+    }
+    Block*& block = d->handles[size_t(handle)];
+    if (!block)
+        return;
+    d->freeBlock(block);
+    block = nullptr;
+}
+
+void CachingAllocatorModel::emptyCache()
+{
+    if (d->mode != AllocatorMode::Exact)
+        d->releaseCachedBlocks();
+}
+
+int64_t CachingAllocatorModel::allocated() const { return d->allocated; }
+int64_t CachingAllocatorModel::reserved() const { return d->reserved; }
+int64_t CachingAllocatorModel::maxAllocated() const { return d->maxAllocated; }
+int64_t CachingAllocatorModel::maxReserved() const { return d->maxReserved; }
+int64_t CachingAllocatorModel::segmentCount() const { return d->liveSegments; }
+int64_t CachingAllocatorModel::deviceAllocs() const { return d->deviceAllocs; }
+bool CachingAllocatorModel::outOfMemory() const { return d->oom; }
+int64_t CachingAllocatorModel::retries() const { return d->retries; }
+
+int64_t CachingAllocatorModel::blockSize(int64_t handle) const
+{
+    if (handle < 0 || handle >= int64_t(d->handles.size()))
+        return 0;
+    if (d->mode == AllocatorMode::Exact)
+        return d->exactSizes[size_t(handle)];
+    const Block* b = d->handles[size_t(handle)];
+    return b ? b->size : 0;
+}
+
+AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode)
+{
+    return replay(events, mode, AllocatorOptions{});
+}
+
+AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options)
+{
+    CachingAllocatorModel model(mode, options);
+    std::unordered_map<int64_t, int64_t> handleOf;
+    handleOf.reserve(events.size());
+    AllocatorStats stats;
+    stats.reservedAfter.reserve(events.size());
+    stats.allocatedAfter.reserve(events.size());
+    int64_t allocatedAtReservedPeak = 0;
+    if (options.preallocated > 0)
+        model.allocate(options.preallocated);
+    for (size_t i = 0; i < events.size(); ++i) {
+        const AllocEvent& e = events[i];
+        if (e.kind == AllocEvent::Kind::Alloc) {
+            handleOf[e.id] = model.allocate(e.bytes);
+            if (stats.oomEvent < 0 && model.outOfMemory())
+                stats.oomEvent = int64_t(i);
+        } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
+            model.free(it->second);
+            handleOf.erase(it);
+        }
+        stats.reservedAfter.push_back(model.reserved());
+        stats.allocatedAfter.push_back(model.allocated());
+        // The first time reserved reaches a new high, that allocation is what forced it: the share of
+        // reserved that is not allocated then is the fragmentation the peak carries.
+        if (model.reserved() > stats.reservedPeak) {
+            stats.reservedPeak = model.reserved();
+            allocatedAtReservedPeak = model.allocated();
+        }
+    }
+    stats.allocatedPeak = model.maxAllocated();
+    stats.reservedPeak = model.maxReserved();
+    stats.reservedFinal = model.reserved();
+    stats.allocatedFinal = model.allocated();
+    stats.segments = model.deviceAllocs();
+    stats.allocRetries = model.retries();
+    stats.fragmentation =
+        stats.reservedPeak > 0 ? 1.0 - double(allocatedAtReservedPeak) / double(stats.reservedPeak) : 0.0;
+    return stats;
+}
+
+} // namespace headroom

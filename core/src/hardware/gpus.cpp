@@ -1,0 +1,125 @@
+#include "headroom/hardware/gpus.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace headroom {
+namespace {
+
+constexpr int64_t MiB = 1024 * 1024;
+
+// Workspaces that live inside PyTorch's caching allocator for the life of the cuBLAS handle
+// (aten/src/ATen/cuda/CublasHandlePool.cpp: getNewWorkspace allocates getChosenWorkspaceSize() through
+// CUDACachingAllocator). parseChosenWorkspaceSize's default is ":4096:8" = 32 MiB on sm90 (Hopper) and
+// ":4096:2:16:8" = 8 MiB + 128 KiB on every other architecture; the cuBLASLt workspace comes on top.
+// Measured on the H100 (tests/data/gpu/h100-points.jsonl, the run's first point, resnet18 b8 SGD):
+// alloc_before_step holds 66.4 MiB beyond weights + gradients + input, against 0-3 MiB at every later
+// point (whose baseline subtracts what earlier points left allocated): 64 MiB. The sm90 cuBLAS default
+// explains 32 MiB of it; the other 32 MiB is a second workspace of the same size (cuBLASLt's, when it is
+// not unified with cuBLAS's, or a second handle's): the measurement does not say which.
+constexpr int64_t kHopperWorkspace = 64 * MiB;
+// Other architectures: cuBLAS 8 MiB + 128 KiB and a cuBLASLt workspace of the same size (PyTorch's
+// unified default shares the cuBLAS size); not measured here.
+constexpr int64_t kOtherWorkspace = 2 * (8 * MiB + 128 * 1024);
+
+// capacity: what PyTorch sees as the device total (cudaMemGetInfo; "total capacity" in its OOM message),
+// given in bytes; nvidia-smi's figure is larger. context: memory outside the caching allocator (CUDA
+// context, loaded kernels, library handles): device used minus memory_reserved(). workspace: above.
+GpuSpec make(const char* name, int64_t capacityBytes, int64_t contextBytes, int64_t workspaceBytes)
+{
+    return GpuSpec{name, capacityBytes, contextBytes, workspaceBytes};
+}
+
+// "X.XX GiB total capacity" as PyTorch prints it (two decimals): the figure rounded down to 10 MiB so
+// that the preset never exceeds the device.
+constexpr int64_t gib(double v) { return static_cast<int64_t>(v * 1024 * 1024 * 1024) / (10 * MiB) * (10 * MiB); }
+
+std::string squash(std::string_view s)
+{
+    std::string out;
+    for (char c : s)
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+} // namespace
+
+const std::vector<GpuSpec>& gpuPresets()
+{
+    // Contexts other than the H100's are estimates for CUDA 12/13 with PyTorch 2.x's kernels loaded (not
+    // measured here: the probe replaces them with a measurement).
+    static const std::vector<GpuSpec> presets = {
+        // "GPU 0 has a total capacity of 14.56 GiB" (Zheng-Chong/CatVTON#133, AlphaGPU/leetgpu-challenges#52;
+        // older drivers printed 14.75 GiB).
+        make("Tesla T4 16 GB", gib(14.56), 400 * MiB, kOtherWorkspace),
+        // "15.78 GiB total capacity" (kchengiva/Shift-GCN#34, V100 16 GB).
+        make("Tesla V100 16 GB", gib(15.78), 400 * MiB, kOtherWorkspace),
+        // "31.74 GiB total capacity" (haotian-liu/LLaVA#812, V100 32 GB).
+        make("Tesla V100 32 GB", gib(31.74), 400 * MiB, kOtherWorkspace),
+        // No PyTorch figure found: nvidia-smi's 12,288 MiB, an upper bound.
+        make("GeForce RTX 3060 12 GB", 12288 * MiB, 450 * MiB, kOtherWorkspace),
+        // No PyTorch figure found: nvidia-smi's 24,576 MiB, an upper bound.
+        make("GeForce RTX 3090 24 GB", 24576 * MiB, 500 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacity of 23.64 GiB" (ali-vilab/VGen#104, 3DTopia/Phidias-Diffusion#8;
+        // 23.68 GiB with an older driver, zai-org/CogVideo#36).
+        make("GeForce RTX 4090 24 GB", gib(23.64), 550 * MiB, kOtherWorkspace),
+        // No PyTorch figure found: nvidia-smi's 23,028 MiB, an upper bound.
+        make("A10 24 GB", 23028 * MiB, 500 * MiB, kOtherWorkspace),
+        // No PyTorch figure found: nvidia-smi's 23,034 MiB, an upper bound.
+        make("L4 24 GB", 23034 * MiB, 550 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacity of 39.50 GiB" (TianheWu/CoSeR#10, A100 40 GB).
+        make("A100 40 GB", gib(39.50), 550 * MiB, kOtherWorkspace),
+        // "79.25 GiB total capacity" (levihsu/OOTDiffusion#235, A100 80 GB).
+        make("A100 80 GB", gib(79.25), 550 * MiB, kOtherWorkspace),
+        // Measured (tests/data/gpu/README.md): cudaMemGetInfo total 85,017,493,504 B = 79.18 GiB on an H100
+        // 80GB HBM3 (driver 580, CUDA 13.0); outside the allocator 767-793 MiB with PyTorch 2.11
+        // (non_torch_bytes in h100-points.jsonl, growing as kernels load): the largest, 831,324,160 B.
+        make("H100 80 GB", 85017493504, 831324160, kHopperWorkspace),
+        // No PyTorch figure found: nvidia-smi's 143,771 MiB, an upper bound; context and workspace as the
+        // H100's (same architecture, same stack).
+        make("H200 141 GB", 143771 * MiB, 831324160, kHopperWorkspace),
+    };
+    return presets;
+}
+
+std::optional<GpuSpec> findGpu(std::string_view name)
+{
+    const std::string want = squash(name);
+    if (want.empty())
+        return std::nullopt;
+    // Exact (squashed) name first, then aliases: "4090", "a10080", "a100-80", "v10032", "h100".
+    for (const GpuSpec& g : gpuPresets())
+        if (squash(g.name) == want)
+            return g;
+    std::optional<GpuSpec> best;
+    for (const GpuSpec& g : gpuPresets()) {
+        std::string key = squash(g.name);
+        // Strip vendor words and the "gb" suffix: "geforcertx409024gb" -> "rtx409024".
+        for (const char* w : {"geforce", "tesla"})
+            if (key.rfind(w, 0) == 0)
+                key.erase(0, std::string(w).size());
+        if (key.size() > 2 && key.compare(key.size() - 2, 2, "gb") == 0)
+            key.erase(key.size() - 2);
+        if (key == want || key.rfind(want, 0) == 0 || ("rtx" + want) == key.substr(0, 3 + want.size())) {
+            if (!best)
+                best = g; // the first preset in the table is the default size ("a100" -> 40 GB, "v100" -> 16 GB)
+            if (key.size() >= want.size() && key.substr(0, want.size()) == want && key.size() - want.size() <= 3)
+                return g;
+        }
+    }
+    return best;
+}
+
+GpuSpec customGpu(int64_t capacityBytes)
+{
+    GpuSpec g;
+    g.name = "custom";
+    g.capacity = capacityBytes;
+    g.context = 550 * MiB;
+    g.workspace = kOtherWorkspace;
+    return g;
+}
+
+} // namespace headroom

@@ -1,0 +1,406 @@
+// evaluate(): one configuration -> every figure of DESIGN.md "The memory model".
+#include "memory/engine_internal.h"
+
+#include "headroom/hardware/allocator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace headroom {
+
+std::string_view toString(Category c) noexcept
+{
+    switch (c) {
+    case Category::Weights: return "weights";
+    case Category::Buffers: return "buffers";
+    case Category::Gradients: return "gradients";
+    case Category::Optimizer: return "optimizer";
+    case Category::MasterWeights: return "master_weights";
+    case Category::Activations: return "activations";
+    case Category::Workspace: return "workspace";
+    case Category::Context: return "context";
+    case Category::Input: return "input";
+    case Category::Loss: return "loss";
+    case Category::Count: break;
+    }
+    return "unknown";
+}
+
+std::string_view toString(Phase p) noexcept
+{
+    switch (p) {
+    case Phase::Forward: return "forward";
+    case Phase::Loss: return "loss";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+    case Phase::Recompute: return "recompute";
+    }
+    return "unknown";
+}
+
+namespace {
+
+Bindings bindingsFor(const Model& m, const Config& config)
+{
+    Bindings b = config.symbols.size() == m.symbols.size() ? config.symbols : m.defaultBindings();
+    if (config.accumulate > 1 && m.batchSymbol >= 0) {
+        int64_t& batch = b[static_cast<size_t>(m.batchSymbol)];
+        batch = (batch + config.accumulate - 1) / config.accumulate;
+    }
+    return b;
+}
+
+std::vector<int64_t> staticDims(const Model& m, int t)
+{
+    std::vector<int64_t> dims;
+    for (const DimExpr& d : m.tensors[static_cast<size_t>(t)].shape.dims)
+        dims.push_back(d.constantValue().value_or(0));
+    return dims;
+}
+
+Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& shapes, bool train)
+{
+    const Model& m = *p.model;
+    Sizes s;
+    const size_t nT = m.tensors.size();
+    s.numel.resize(nT);
+    s.act.assign(nT, 0);
+    s.gradBytes.assign(nT, 0);
+    s.weightBytes.assign(nT, 0);
+    for (size_t t = 0; t < nT; ++t) {
+        const int64_t n = t < shapes.numel.size() ? shapes.numel[t] : -1;
+        s.numel[t] = n;
+        if (p.dynamic[t] && !p.virtualOut[t] && n > 0)
+            s.act[t] = activationBytes(config, p, static_cast<int>(t), n);
+    }
+    const int gradElem = gradElemBytes(config);
+    const FineTune& ft = config.finetune;
+    for (int t : p.trainable) {
+        const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
+        if (ft.quant != Quant::None && p.quantizable[static_cast<size_t>(t)]) {
+            // bitsandbytes Params4bit / Int8Params (never trained); each forward, backward and recompute
+            // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
+            // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
+            // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
+            const std::vector<int64_t> dims = staticDims(m, t);
+            const int64_t q = quantizedBytes(ft, n, dims.size() == 2 ? dims[1] : 1);
+            s.quantized += q;
+            s.persistentWeights += q;
+            s.weightBytes[static_cast<size_t>(t)] = q;
+            s.dequantTransient = std::max(s.dequantTransient, checkedMul(n, ft.computeBytes).value_or(0));
+            continue;
+        }
+        // PEFT >= 0.12 keeps adapters in fp32 on a 16-bit model (autocast_adapter_dtype=True in
+        // LoraLayer.update_layer -> _cast_adapter_dtype): fp32 weights, gradients and optimizer state
+        const bool fp32Adapter = isFp32Adapter(config, m.tensors[static_cast<size_t>(t)]);
+        // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
+        // cast to fp32
+        const int64_t w = fp32Adapter || (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype))
+                              ? checkedMul(n, 4).value_or(0)
+                              : paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
+        s.weightBytes[static_cast<size_t>(t)] = w;
+        s.persistentWeights += w;
+        if (train && !p.frozen[static_cast<size_t>(t)]) {
+            Config fp32 = config;
+            fp32.dtype = DtypePolicy::FP32;
+            s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
+            const Config& oc = fp32Adapter ? fp32 : config;
+            const std::vector<int64_t> dims = staticDims(m, t);
+            const int64_t paged = pagedOptimizerBytes(oc, dims);
+            s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
+            s.pagedOptimizer += paged;
+            if (config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16)
+                s.master += checkedMul(n, 4).value_or(0);
+        }
+    }
+    for (int t : p.buffers)
+        s.persistentWeights += bufferBytes(config, m.tensors[static_cast<size_t>(t)].dtype,
+                                           std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0));
+    if (config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16)
+        for (int t : p.amp16Params)
+            s.autocast += checkedMul(std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0), 2).value_or(0);
+    s.persistentWeights += s.autocast;
+    if (ft.quant != Quant::None && !p.trainable.empty())
+        s.persistentWeights += s.dequantTransient;
+    for (int t : m.inputs)
+        s.inputBytes += s.act[static_cast<size_t>(t)];
+    return s;
+}
+
+// The one place that turns a configuration into simulation options: evaluate, the fit's per-step highs and
+// the allocator replay must simulate the same step (checkpoint segments, HF per-layer checkpointing).
+SimOptions simOptionsFor(const PlanData& p, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                         bool train, bool events)
+{
+    SimOptions opt;
+    opt.events = events;
+    opt.inplace = config.inplace;
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1) {
+        opt.segmentOfUnit = layerCheckpointSegments(p);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    } else if (train && config.checkpointSegments > 1) {
+        opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
+        opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
+    }
+    return opt;
+}
+
+Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
+{
+    const Model& m = *p.model;
+    Evaluation e;
+    const bool train = !policyIsInference(config);
+    const Bindings values = bindingsFor(m, config);
+    e.shapes = evaluateShapes(m, values);
+    const Sizes sizes = computeSizes(p, config, e.shapes, train);
+
+    const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
+    SimResult sim = simulate(p, config, e.shapes, sizes, opt);
+
+    Breakdown& b = e.memory;
+    b.microBatch = m.batchSymbol >= 0 ? values[static_cast<size_t>(m.batchSymbol)] : 1;
+    b.weights = sizes.persistentWeights;
+    for (int t : p.buffers)
+        b.buffers += bufferBytes(config, m.tensors[static_cast<size_t>(t)].dtype,
+                                 std::max<int64_t>(sizes.numel[static_cast<size_t>(t)], 0));
+    b.autocastCopies = sizes.autocast;
+    for (int t : p.trainable)
+        b.gradients += sizes.gradBytes[static_cast<size_t>(t)];
+    b.optimizer = train ? sizes.persistentOptimizer : 0;
+    b.pagedOptimizer = train ? sizes.pagedOptimizer : 0;
+    b.masterWeights = train ? sizes.master : 0;
+    b.input = sizes.inputBytes;
+    b.workspace = config.gpu.workspace;
+    b.context = config.gpu.context;
+    b.peak = sim.peak;
+    b.activationsPeak = sim.peakActivations + sim.peakLoss;
+    b.lossBytes = sim.peakLoss;
+    b.activationsTransient = std::max<int64_t>(0, sim.peakActivations - sim.peakSaved);
+
+    // Saved set: distinct storages (views resolved) + per-op extras; checkpointed segments keep only
+    // their inputs.
+    const size_t nU = p.units.size();
+    const bool ckpt = opt.segments > 1;
+    std::vector<uint8_t> seen(m.tensors.size(), 0);
+    std::vector<int64_t> savedPerUnit(nU, 0);
+    if (train) {
+        for (size_t u = 0; u < nU; ++u) {
+            const bool ck = ckpt && opt.segmentOfUnit[u] < opt.segments - 1;
+            if (ck) {
+                for (int t : p.units[u].inputs) {
+                    if (!p.dynamic[static_cast<size_t>(t)])
+                        continue;
+                    const int pr = m.tensors[static_cast<size_t>(t)].producer;
+                    const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
+                    if (pu >= 0 && opt.segmentOfUnit[static_cast<size_t>(pu)] == opt.segmentOfUnit[u])
+                        continue;
+                    const int rt = p.root[static_cast<size_t>(t)];
+                    if (!seen[static_cast<size_t>(rt)]) {
+                        seen[static_cast<size_t>(rt)] = 1;
+                        savedPerUnit[u] += sizes.act[static_cast<size_t>(rt)];
+                    }
+                }
+                continue;
+            }
+            for (const SavedItem& it : p.units[u].saved) {
+                if (!savedItemActive(p, e.shapes, it))
+                    continue;
+                if (it.kind == SavedItem::Kind::Storage) {
+                    if (seen[static_cast<size_t>(it.tensor)])
+                        continue;
+                    seen[static_cast<size_t>(it.tensor)] = 1;
+                }
+                savedPerUnit[u] += savedItemBytes(p, config, e.shapes, sizes, it);
+            }
+        }
+        for (int64_t v : savedPerUnit)
+            b.activationsSaved += v;
+    }
+    b.classicEstimate = classicEstimate(m, config, e.shapes);
+
+    for (size_t u = 0; u < nU; ++u)
+        e.forwardMacs += unitMacs(p, p.units[u], e.shapes);
+    e.recomputeMacs = sim.recomputeMacs;
+    e.warnings = p.warnings;
+    if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1 && opt.segments == 0)
+        e.warnings.push_back("--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
+    if (config.mode == Mode::Train && policyIsInference(config))
+        e.warnings.push_back(std::string("dtype policy ") + std::string(toString(config.dtype)) +
+                             " is weight-only inference: evaluated as inference");
+    if (e.shapes.unknown > 0)
+        e.warnings.push_back(std::to_string(e.shapes.unknown) +
+                             " activation(s) have an unknown shape at this binding and count as 0 bytes");
+
+    if (!opt.events) {
+        b.reservedPeak = b.peak;
+    } else {
+        // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent
+        // library workspaces (gpus.cpp) among them: they are blocks of the same allocator.
+        AllocatorOptions options;
+        options.preallocated = config.gpu.workspace;
+        b.reservedPeak = config.allocator == AllocatorMode::Exact
+            ? b.peak
+            : std::max(b.peak, replay(sim.events, config.allocator, options).reservedPeak);
+    }
+    if (light) {
+        e.peakStep = sim.peakStep;
+        return e;
+    }
+
+    // The honest answer to "inplace ReLU saves memory": the same iteration with the switch flipped.
+    const bool anyInplace = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });
+    if (anyInplace) {
+        SimOptions flipped = opt;
+        flipped.events = false;
+        flipped.inplace = !config.inplace;
+        const int64_t other = simulate(p, config, e.shapes, sizes, flipped).peak;
+        e.inplaceTransientSaving = config.inplace ? other - sim.peak : sim.peak - other;
+    }
+
+    e.timeline = std::move(sim.timeline);
+    e.events = std::move(sim.events);
+    e.peakStep = sim.peakStep;
+    e.peakLive = std::move(sim.peakLive);
+    e.peakLiveBytes = std::move(sim.peakLiveBytes);
+
+    // Per node costs.
+    e.nodes.assign(m.nodes.size(), {});
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+        NodeCost& c = e.nodes[n];
+        for (int t : m.nodes[n].outputs) {
+            if (t < 0)
+                continue;
+            if (sizes.numel[static_cast<size_t>(t)] < 0 && p.dynamic[static_cast<size_t>(t)])
+                c.unknownShape = true;
+            c.outputBytes += sizes.act[static_cast<size_t>(t)];
+        }
+    }
+    for (size_t u = 0; u < nU; ++u) {
+        NodeCost& c = e.nodes[static_cast<size_t>(p.units[u].head)];
+        c.savedBytes += savedPerUnit[u];
+        c.recomputeMacs += unitMacs(p, p.units[u], e.shapes);
+    }
+    for (int t : p.trainable) {
+        const auto& cons = m.tensors[static_cast<size_t>(t)].consumers;
+        int first = cons.empty() ? -1 : cons.front();
+        // parameters reached through aliases: the first consumer of any alias
+        for (size_t a = 0; first < 0 && a < m.tensors.size(); ++a)
+            if (m.tensors[a].aliasOf == t && !m.tensors[a].consumers.empty())
+                first = m.tensors[a].consumers.front();
+        if (first >= 0 && !p.frozen[static_cast<size_t>(t)])
+            e.nodes[static_cast<size_t>(first)].params += std::max<int64_t>(sizes.numel[static_cast<size_t>(t)], 0);
+    }
+    return e;
+}
+
+} // namespace
+
+std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
+{
+    const Model& m = *p.model;
+    const bool train = !policyIsInference(config);
+    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const Sizes sizes = computeSizes(p, config, shapes, train);
+    const SimResult sim = simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, false));
+    std::vector<int64_t> highs;
+    highs.reserve(sim.timeline.size());
+    for (const TimelinePoint& pt : sim.timeline)
+        highs.push_back(std::max(pt.high, pt.allocated));
+    return highs;
+}
+
+std::vector<AllocEvent> stepEvents(const PlanData& p, const Config& config)
+{
+    const Model& m = *p.model;
+    const bool train = !policyIsInference(config);
+    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const Sizes sizes = computeSizes(p, config, shapes, train);
+    return simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, true)).events;
+}
+
+Evaluation evaluate(const EnginePlan& plan, const Config& config)
+{
+    if (!planMatches(plan, config)) {
+        const PlanData p = buildPlan(*plan.model, planOptions(config));
+        return evaluateImpl(p, config, false);
+    }
+    return evaluateImpl(*plan.data, config, false);
+}
+
+Evaluation evaluateLight(const EnginePlan& plan, const Config& config)
+{
+    if (!planMatches(plan, config)) {
+        const PlanData p = buildPlan(*plan.model, planOptions(config));
+        return evaluateImpl(p, config, true);
+    }
+    return evaluateImpl(*plan.data, config, true);
+}
+
+Evaluation evaluate(const Model& model, const Config& config)
+{
+    const PlanData p = buildPlan(model, planOptions(config));
+    return evaluateImpl(p, config, false);
+}
+
+std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK)
+{
+    const EnginePlan plan = makePlan(model, config);
+    std::vector<CheckpointPoint> curve;
+    for (int k = 1; k <= std::max(1, maxK); ++k) {
+        Config c = config;
+        c.checkpointSegments = k;
+        c.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
+        const Evaluation e = evaluateLight(plan, c);
+        curve.push_back({k, e.memory.peak, e.recomputeMacs});
+    }
+    return curve;
+}
+
+int bestCheckpointSegments(const std::vector<CheckpointPoint>& curve)
+{
+    int best = curve.empty() ? 1 : curve.front().k;
+    int64_t bestPeak = curve.empty() ? 0 : curve.front().peak;
+    for (const CheckpointPoint& pt : curve)
+        if (pt.peak < bestPeak) {
+            bestPeak = pt.peak;
+            best = pt.k;
+        }
+    return best;
+}
+
+// The seed rule: params x n + batch x sum(outputs) x 2. n counts copies of the parameters (weights,
+// gradients and optimizer states: 2 for SGD, 4 for Adam, 2 + states/param bytes for others), so
+// params x n is in bytes at the parameter dtype; "batch x sum(outputs)" is the sum of every node
+// output at this batch, and x 2 stands for its gradient.
+int64_t classicEstimate(const Model& model, const Config& config, const ShapeTable& shapes)
+{
+    int64_t paramBytesTotal = 0;
+    for (size_t t = 0; t < model.tensors.size(); ++t) {
+        const Tensor& tensor = model.tensors[t];
+        if (tensor.role == TensorRole::Parameter && tensor.aliasOf < 0 && tensor.producer < 0 &&
+            t < shapes.numel.size())
+            paramBytesTotal += paramBytes(config, tensor.dtype, std::max<int64_t>(shapes.numel[t], 0));
+    }
+    const bool train = !policyIsInference(config);
+    double n = 1;
+    if (train) {
+        const double perParam = optimizerBytesPerParam(config);
+        n = config.optimizer == Optimizer::Adam || config.optimizer == Optimizer::AdamW ? 4 : 2 + perParam / 4.0;
+        if (config.optimizer == Optimizer::SGD)
+            n = 2;
+    }
+    int64_t outputs = 0;
+    for (const Node& nd : model.nodes)
+        for (int t : nd.outputs) {
+            if (t < 0 || static_cast<size_t>(t) >= shapes.bytes.size())
+                continue;
+            const Tensor& tensor = model.tensors[static_cast<size_t>(t)];
+            if (tensor.role != TensorRole::Activation || shapes.bytes[static_cast<size_t>(t)] <= 0)
+                continue;
+            outputs += shapes.bytes[static_cast<size_t>(t)];
+        }
+    const double total = static_cast<double>(paramBytesTotal) * n + static_cast<double>(outputs) * (train ? 2.0 : 1.0);
+    return static_cast<int64_t>(std::llround(total));
+}
+
+} // namespace headroom
