@@ -1,3 +1,5 @@
+// MainWindow: the tabs, the docks and the status bar, and how the loader, the session and the pages are wired.
+// Its menus and Help windows are in mainwindowmenus.cpp, File > Export in mainwindowexport.cpp.
 #include "mainwindow.h"
 
 #include "batchsweepchart.h"
@@ -21,7 +23,6 @@
 #include "verdict.h"
 #include "wheelguard.h"
 
-#include "headroom/headroom_config.h"
 #include "headroom/report/report.h"
 
 #if __has_include("probepage.h")
@@ -30,31 +31,15 @@
 #else
 #define HEADROOM_HAVE_PROBE_PAGE 0
 #endif
-#if __has_include("pdfreport.h")
-#include "pdfreport.h"
-#define HEADROOM_HAVE_PDF_REPORT 1
-#else
-#define HEADROOM_HAVE_PDF_REPORT 0
-#endif
 
-#include <QActionGroup>
-#include <QApplication>
-#include <QCheckBox>
 #include <QComboBox>
 #include <QCloseEvent>
-#include <QDialog>
-#include <QDialogButtonBox>
-#include <QGridLayout>
-#include <QSaveFile>
 #include <QScreen>
-#include <QTextBrowser>
 #include <QUndoStack>
 #include <QDockWidget>
 #include <QDragEnterEvent>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
@@ -65,17 +50,11 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
-#include <QWhatsThis>
 #include <QVBoxLayout>
-
-#include "languageservice.h"
 
 namespace gui {
 
 namespace {
-const QString RecentKey = QStringLiteral("recentFiles");
-constexpr int MaxRecent = 8;
-
 QString localOnnxFile(const QMimeData* mime)
 {
     if (!mime || !mime->hasUrls())
@@ -141,7 +120,24 @@ MainWindow::MainWindow(QWidget* parent)
 {
     setWindowTitle(tr("Headroom"));
     setAcceptDrops(true);
+    createTabs();
+    QDockWidget* controlsDock = createDocks();
 
+    m_undo = new QUndoStack(this);
+    createMenus();
+    createStatusBar();
+    m_controls->restoreSettings();
+    m_configUndo = new ConfigUndo(m_controls, m_undo);
+    refreshUnits();
+
+    connectLoader();
+    connectPages();
+    restoreWindow(controlsDock);
+}
+
+// The pages, one per tab, under the verdict banner.
+void MainWindow::createTabs()
+{
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(4, 4, 4, 0);
@@ -161,7 +157,11 @@ MainWindow::MainWindow(QWidget* parent)
     m_probe = probe;
     m_tabs->addTab(probe, tr("GPU probe"));
 #endif
+}
 
+// Configuration above Model on the left; both scroll vertically only.
+QDockWidget* MainWindow::createDocks()
+{
     auto* controlsDock = new QDockWidget(tr("Configuration"), this);
     controlsDock->setObjectName(QStringLiteral("configurationDock"));
     // Combos may shrink and elide (the list still shows whole names): long presets and policy names
@@ -203,14 +203,12 @@ MainWindow::MainWindow(QWidget* parent)
     infoDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, infoDock);
     splitDockWidget(infoDock, controlsDock, Qt::Vertical);
+    return controlsDock;
+}
 
-    m_undo = new QUndoStack(this);
-    createMenus();
-    createStatusBar();
-    m_controls->restoreSettings();
-    m_configUndo = new ConfigUndo(m_controls, m_undo);
-    refreshUnits();
-
+// ModelLoader runs on its own thread: progress in the status bar, the model or one line saying why not.
+void MainWindow::connectLoader()
+{
     connect(m_loader, &ModelLoader::started, this, [this](int, const QString& path) {
         m_progressLabel->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
         m_progress->setValue(0);
@@ -254,7 +252,11 @@ MainWindow::MainWindow(QWidget* parent)
         statusBar()->showMessage(tr("Loading cancelled"), 4000);
     });
     connect(m_cancel, &QToolButton::clicked, m_loader, &ModelLoader::cancel);
+}
 
+// A configuration change reaches the session (or reloads with new adapters); results reach the pages.
+void MainWindow::connectPages()
+{
     connect(m_controls, &ControlsPanel::configChanged, this, [this] {
         const headroom::Config config = m_controls->config();
         if (m_session->model()) {
@@ -274,7 +276,11 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_session, &AnalysisSession::reportChanged, this, &MainWindow::onReportChanged);
     connect(m_session, &AnalysisSession::detailsChanged, this, &MainWindow::onDetailsChanged);
     connect(m_timeline->chart(), &TimelineChart::stepClicked, this, &MainWindow::onTimelineStep);
+}
 
+// The saved geometry and dock layout, or a first-start size that fits the screen.
+void MainWindow::restoreWindow(QDockWidget* controlsDock)
+{
     QSettings settings;
     if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
         const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
@@ -301,142 +307,6 @@ QRect MainWindow::firstStartGeometry(const QRect& available, const QSize& minimu
 }
 
 MainWindow::~MainWindow() = default;
-
-void MainWindow::createMenus()
-{
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
-        const QString dir = m_currentFile.isEmpty() ? QString() : QFileInfo(m_currentFile).absolutePath();
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), dir, tr("Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)"));
-        if (!path.isEmpty())
-            openFile(path);
-    });
-    m_recentMenu = file->addMenu(tr("Open &Recent"));
-    file->addAction(tr("Open &Sample Model"), this, &MainWindow::openSample);
-    file->addSeparator();
-    QMenu* exportMenu = file->addMenu(tr("&Export"));
-    QAction* exportAction = exportMenu->addAction(tr("PDF &Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
-    exportAction->setEnabled(HEADROOM_HAVE_PDF_REPORT);
-    exportMenu->addAction(tr("Layer Table as &CSV…"), this, [this] { exportFile(ExportKind::Csv); });
-    exportMenu->addAction(tr("Report as &JSON…"), this, [this] { exportFile(ExportKind::Json); });
-    exportMenu->addAction(tr("&Netron Attachment…"), this, [this] { exportFile(ExportKind::Netron); });
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-    updateRecentMenu();
-
-    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    QAction* undo = m_undo->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
-    undo->setToolTip(tr("Take back the last change of the configuration"));
-    QAction* redo = m_undo->createRedoAction(this, tr("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
-    edit->addAction(undo);
-    edit->addAction(redo);
-    edit->addSeparator();
-    edit->addAction(tr("&Find Layer"), QKeySequence::Find, this, [this] {
-        m_tabs->setCurrentWidget(m_layers);
-        m_layers->filterEdit()->setFocus(Qt::ShortcutFocusReason);
-        m_layers->filterEdit()->selectAll();
-    });
-
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("Expand All Layers"), this, [this] { m_layers->view()->expandAll(); });
-    view->addAction(tr("Collapse All Layers"), this, [this] { m_layers->view()->collapseAll(); });
-    QAction* shapes = view->addAction(tr("Show Shape Computations"));
-    shapes->setCheckable(true);
-    connect(shapes, &QAction::toggled, m_layers->shapeToggle(), &QCheckBox::setChecked);
-    connect(m_layers->shapeToggle(), &QCheckBox::toggled, shapes, &QAction::setChecked);
-
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    QAction* guide = help->addAction(tr("&Documentation"), this, &MainWindow::showUserGuide);
-    guide->setShortcut(QKeySequence::HelpContents);
-    guide->setObjectName(QStringLiteral("helpDocumentation"));
-    help->addAction(tr("What's &This?"), QKeySequence::WhatsThis, this, [] { QWhatsThis::enterWhatsThisMode(); });
-    QMenu* language = help->addMenu(tr("&Language"));
-    auto* languages = new QActionGroup(language);
-    const QString active = QLocale().name();
-    for (const QString& l : LanguageService::availableLanguages()) {
-        QAction* a = language->addAction(LanguageService::nativeName(l));
-        a->setCheckable(true);
-        a->setChecked(active.startsWith(l.left(2)));
-        a->setData(l);
-        languages->addAction(a);
-        connect(a, &QAction::triggered, this, [this, l] {
-            LanguageService::setSavedLanguage(l);
-            emit languageChangeRequested(l);
-        });
-    }
-    help->addSeparator();
-    help->addAction(tr("&About Headroom"), this, &MainWindow::showAbout);
-    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
-}
-
-void MainWindow::showAbout()
-{
-    const QString guide = userGuidePath();
-    const QString home = QStringLiteral(HEADROOM_HOMEPAGE);
-    QMessageBox box(this);
-    box.setWindowTitle(tr("About Headroom"));
-    box.setIconPixmap(windowIcon().pixmap(64, 64));
-    box.setTextFormat(Qt::RichText);
-    box.setText(tr("<h3>Headroom %1</h3><p>Will this model fit on my GPU, and where does the memory go? Headroom "
-                   "accounts for the memory an ONNX model needs for training or inference, as PyTorch would use it: "
-                   "weights, gradients, optimizer states, the activations autograd keeps, the caching allocator and "
-                   "the CUDA context, layer by layer.</p>")
-                    .arg(QStringLiteral(HEADROOM_VERSION)));
-    box.setInformativeText(
-        tr("<p>Built with Qt %1 and QCustomPlot.</p><p>Licence: see the LICENSE file of the source distribution.</p>"
-           "<p>User guide: %2 (F1)<br>Project and issues: <a href=\"%3\">%3</a> (<a href=\"%3/issues\">report a problem</a>)</p>")
-            .arg(QString::fromLatin1(qVersion()),
-                 guide.isEmpty() ? tr("not installed") : QStringLiteral("<a href=\"%1\">%2</a>").arg(QUrl::fromLocalFile(guide).toString(), tr("open")),
-                 home));
-    box.setStandardButtons(QMessageBox::Ok);
-    box.exec();
-}
-
-QString MainWindow::userGuidePath()
-{
-    const QString name = QStringLiteral("USER_GUIDE.md");
-    const QDir app(QCoreApplication::applicationDirPath());
-    const QStringList candidates = {
-        app.filePath(QStringLiteral("../") + QStringLiteral(HEADROOM_INSTALL_DATADIR) + QStringLiteral("/doc/headroom/") + name),
-        QStringLiteral(HEADROOM_INSTALL_PREFIX "/" HEADROOM_INSTALL_DATADIR "/doc/headroom/") + name,
-        QStringLiteral("/usr/share/doc/headroom/") + name,
-        QStringLiteral(HEADROOM_SOURCE_DIR "/docs/") + name,
-    };
-    for (const QString& c : candidates)
-        if (QFileInfo::exists(c))
-            return QFileInfo(c).canonicalFilePath();
-    return {};
-}
-
-void MainWindow::showUserGuide()
-{
-    const QString path = userGuidePath();
-    QFile f(path);
-    if (path.isEmpty() || !f.open(QIODevice::ReadOnly)) {
-        onLoadFailed(tr("The user guide (USER_GUIDE.md) is not installed; reinstall the headroom package."));
-        return;
-    }
-    if (!m_guide) {
-        m_guide = new QDialog(this);
-        m_guide->setObjectName(QStringLiteral("userGuide"));
-        m_guide->setWindowTitle(tr("Headroom user guide"));
-        auto* layout = new QVBoxLayout(m_guide);
-        auto* browser = new QTextBrowser(m_guide);
-        browser->setOpenExternalLinks(true);
-        layout->addWidget(browser);
-        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, m_guide);
-        connect(buttons, &QDialogButtonBox::rejected, m_guide, &QDialog::hide);
-        layout->addWidget(buttons);
-        m_guide->resize(720, 640);
-    }
-    auto* browser = m_guide->findChild<QTextBrowser*>();
-    browser->setMarkdown(QString::fromUtf8(f.readAll()));
-    browser->document()->setMetaInformation(QTextDocument::DocumentUrl, QUrl::fromLocalFile(path).toString());
-    m_guide->show();
-    m_guide->raise();
-}
 
 void MainWindow::announceConfigChange(bool announce)
 {
@@ -603,114 +473,6 @@ void MainWindow::refreshUnits()
         if (m_session->isComplete())
             onDetailsChanged();
     }
-}
-
-void MainWindow::addRecentFile(const QString& path)
-{
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    QSettings settings;
-    QStringList recent = settings.value(RecentKey).toStringList();
-    recent.removeAll(absolute);
-    recent.prepend(absolute);
-    while (recent.size() > MaxRecent)
-        recent.removeLast();
-    settings.setValue(RecentKey, recent);
-    updateRecentMenu();
-}
-
-void MainWindow::updateRecentMenu()
-{
-    m_recentMenu->clear();
-    const QStringList recent = QSettings().value(RecentKey).toStringList();
-    for (const QString& path : recent)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
-    m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-QString MainWindow::defaultExportPath(ExportKind kind) const
-{
-    static const char* const suffixes[] = {"-memory.pdf", "-layers.csv", "-report.json", ".onnx.netron.json"};
-    const QFileInfo model(m_currentFile);
-    QString folder = model.absolutePath();
-    if (m_currentFile.isEmpty() || !QFileInfo(folder).isWritable() || m_currentFile == findSampleModel())
-        folder = QDir::homePath();
-    return QDir(folder).filePath(model.completeBaseName() + QLatin1String(suffixes[static_cast<int>(kind)]));
-}
-
-bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes)
-{
-    const ModelPtr model = m_session->model();
-    if (!model) {
-        if (error)
-            *error = tr("Open a model first.");
-        return false;
-    }
-    if (kind == ExportKind::Pdf) {
-#if HEADROOM_HAVE_PDF_REPORT
-        PdfReportOptions options;
-        options.units = m_controls->units();
-        options.allNodes = pdfAllNodes;
-        return m_session->isComplete() ? writePdfReport(file, *model, m_session->report(), error, options)
-                                       : writePdfReport(file, *model, m_session->config(), error, options);
-#else
-        if (error)
-            *error = tr("This build cannot write PDF reports.");
-        return false;
-#endif
-    }
-    // The same bytes as headroom-cli --csv / --json / --netron for this configuration.
-    headroom::ReportOptions ro;
-    const headroom::Report report = m_session->isComplete() ? m_session->report() : headroom::buildReport(*model, m_session->config(), ro);
-    std::string text;
-    switch (kind) {
-    case ExportKind::Csv: text = headroom::toCsv(*model, report); break;
-    case ExportKind::Json: text = headroom::toJson(*model, report, ro).dump(1) + "\n"; break;
-    case ExportKind::Netron: text = headroom::toNetronAttachment(*model, report).dump(1) + "\n"; break;
-    case ExportKind::Pdf: break;
-    }
-    QSaveFile out(file);
-    if (!out.open(QIODevice::WriteOnly) || out.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())
-        || !out.commit()) {
-        if (error)
-            *error = tr("%1: cannot write: %2").arg(QDir::toNativeSeparators(file), out.errorString());
-        return false;
-    }
-    return true;
-}
-
-void MainWindow::exportFile(ExportKind kind)
-{
-    if (!m_session->model())
-        return;
-    const QStringList filters = {tr("PDF files (*.pdf)"), tr("CSV files (*.csv)"), tr("JSON files (*.json)"),
-                                 tr("Netron attachments (*.json)")};
-    QFileDialog dialog(this, tr("Export"), defaultExportPath(kind), filters[static_cast<int>(kind)]);
-    dialog.setAcceptMode(QFileDialog::AcceptSave);
-    dialog.setFileMode(QFileDialog::AnyFile);
-    QCheckBox* allNodes = nullptr;
-    if (kind == ExportKind::Pdf) {
-        // Qt's own dialog, so the option sits inside it.
-        dialog.setOption(QFileDialog::DontUseNativeDialog);
-        allNodes = new QCheckBox(tr("List every graph node (long: one row per node, shape computations included)"), &dialog);
-        allNodes->setObjectName(QStringLiteral("pdfAllNodes"));
-        if (auto* grid = qobject_cast<QGridLayout*>(dialog.layout()))
-            grid->addWidget(allNodes, grid->rowCount(), 0, 1, -1);
-    }
-    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
-        return;
-    const QString file = dialog.selectedFiles().front();
-    QString error;
-    if (exportTo(kind, file, &error, allNodes && allNodes->isChecked()))
-        statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(file)), 6000);
-    else if (m_errorHandler)
-        m_errorHandler(error);
-    else
-        QMessageBox::warning(this, tr("Cannot export"), error);
-}
-
-void MainWindow::exportReport()
-{
-    exportFile(ExportKind::Pdf);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -9,6 +9,7 @@
 #include <optional>
 
 class QDialog;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QScrollArea;
@@ -85,8 +86,19 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    void createMenus();
+    // mainwindow.cpp: the window's parts and their wiring
+    void createTabs();
+    QDockWidget* createDocks(); // returns the Configuration dock
+    void connectLoader();
+    void connectPages();
+    void restoreWindow(QDockWidget* controlsDock);
     void createStatusBar();
+    // mainwindowmenus.cpp
+    void createMenus();
+    void createFileMenu();
+    void createEditMenu();
+    void createViewMenu();
+    void createHelpMenu();
     void onModelAvailable(ModelPtr model, const QString& path);
     void onLoadFailed(const QString& message);
     void onReportChanged();
