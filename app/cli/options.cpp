@@ -1,3 +1,4 @@
+// The command line parsed into Options (flags, values, their combinations); the --help text is in usage.cpp.
 #include "options.h"
 
 #include "headroom/hardware/gpus.h"
@@ -33,6 +34,53 @@ T choice(const std::string& flag, const std::string& value, std::optional<T> par
     if (!parsed)
         throw UsageError{flag + ": unknown value '" + value + "' (one of " + allowed + ")"};
     return *parsed;
+}
+
+// --recipe: LoRA (and QLoRA) settings as their sources set them.
+void applyRecipe(const std::string& v, Options& o)
+{
+    FineTune& f = o.config.finetune;
+    if (v == "peft-defaults") {
+        // LoraConfig() defaults: r=8, lora_alpha=8, lora_dropout=0, the model_type's default targets
+        f.lora = LoraSpec{8, 8, 0, {}};
+    } else if (v == "qlora-paper") {
+        // Dettmers et al. 2023 (QLoRA), section 4: NF4 + double quantization, bf16 compute, r=64,
+        // alpha=16, adapters on every linear layer, dropout 0.1 (0.05 for 33B/65B)
+        f.lora = LoraSpec{64, 16, 0.1, {"all-linear"}};
+        f.quant = Quant::NF4;
+        f.doubleQuant = true;
+        f.computeDtype = "bf16";
+        f.computeBytes = 2;
+        f.layerCheckpoint = true; // the paper's runs use gradient checkpointing
+        o.config.optimizer = Optimizer::PagedAdamW; // paged 32-bit AdamW (the paper's paged optimizers)
+    } else {
+        throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
+    }
+}
+
+// Flags that need another, or exclude one; a lone --gpus N implies DDP.
+void checkCombinations(Options& o)
+{
+    if (o.model.empty())
+        throw UsageError{"no model file given (see --help)"};
+    if (o.json && o.csv)
+        throw UsageError{"--json and --csv cannot be combined"};
+    if (o.csvFile && o.csvFile->empty())
+        throw UsageError{"--csv= needs a file name"};
+    if (o.pdfAllNodes && !o.pdf)
+        throw UsageError{"--pdf-all-nodes applies to --pdf FILE"};
+    if (o.config.strategy != Strategy::Single && o.config.gpus < 2)
+        throw UsageError{"--strategy needs --gpus N with N >= 2"};
+    if (o.config.gpus > 1 && o.config.strategy == Strategy::Single)
+        o.config.strategy = Strategy::DDP;
+    if (o.config.gpu0Batch > 0 && o.config.strategy != Strategy::BalancedDP)
+        throw UsageError{"--gpu0-batch applies to --strategy balanced-dp"};
+    if (o.config.finetune.layerCheckpoint && o.config.checkpointSegments > 1)
+        throw UsageError{"--grad-checkpoint layers and --checkpoint K cannot be combined"};
+    if (o.config.finetune.quant != Quant::None && o.config.finetune.lora.r == 0 && o.config.mode == Mode::Train)
+        throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
+    if (o.gpuName && o.capacity)
+        throw UsageError{"--gpu and --capacity cannot be combined"};
 }
 
 } // namespace
@@ -71,66 +119,8 @@ std::optional<int64_t> parseBytes(const std::string& text)
     return static_cast<int64_t>(std::llround(bytes));
 }
 
-std::string usage()
-{
-    return R"(Usage: headroom-cli MODEL.onnx [options]
-
-Will this model fit on my GPU, and where does the memory go?
-
-Shapes
-  --batch N              batch size (the model's batch symbol)
-  --set NAME=VALUE       value of any other symbol (sequence length, ...); repeatable
-Training set-up
-  --mode train|infer     (default train)
-  --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)
-  --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor|paged-adamw|paged-adamw8bit   (default adam)
-  --loss ce|mse|none     loss added after the first output (default ce)
-  --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
-  --attention fused|math attention as PyTorch's fused SDPA kernels, or written out (default fused)
-  --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
-  --inplace              inplace activations (ReLU(inplace=True) & co.)
-  --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable
-  --lora r=R,alpha=A,dropout=P,targets=q_proj,v_proj|all-linear
-                         LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type)
-  --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA)
-  --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
-  --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
-  --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
-  --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
-  --recipe peft-defaults|qlora-paper   LoRA settings in one word
-Hardware
-  --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
-  --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)
-  --margin BYTES         memory kept free on the GPU (default 0)
-  --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp [--gpu0-batch B] [--offload]
-  --allocator exact|caching|expandable   allocator model (default caching)
-Output
-  --depth D              layer-tree depth of the table (default 3)
-  --all-nodes            unfold the shape computations and list every graph node in the table
-  --table                print the table even when --pdf/--csv FILE/--netron/--probe-plan write files
-  --max-batch            search the largest batch that fits
-  --max SYMBOL           search the largest value of SYMBOL that fits (e.g. --max seq: longest context)
-  --timeline             include the forward/backward timeline (JSON)
-  --json                 one JSON object (schema headroom.report/1)
-  --csv [FILE.csv]       the layer table as CSV (one row per node), on stdout or into FILE.csv
-  --netron FILE          write a Netron attachment (per-node metrics)
-  --pdf FILE             write the PDF memory report
-  --pdf-all-nodes        the PDF lists every graph node instead of the layer tree
-  --probe                replay the plan on the GPU with headroom-probe
-  --probe-path PATH      headroom-probe executable (default: beside this program)
-  --probe-plan FILE      write the probe's plan (JSON) without running it, to replay elsewhere
-  --probe-timeout S      probe time limit in seconds (default 120)
-  --compare FILE         set a measurement beside the theory: gpu_truth.py JSON lines (the line
-                         matching this model and configuration) or torch.cuda.memory._snapshot() as JSON
-  --lang LANG            language of the PDF report (en, zh_CN)
-  --bench [N]            time N re-evaluations of this configuration and exit
-  -h, --help             this help
-  --version              version
-
-Exit codes: 0 done, 1 the model or a file could not be used (one line on stderr says why), 2 bad usage.
-)";
-}
-
+// One flat chain, one branch per flag, grouped as --help groups them: it reads as the flag table, and a new flag is one
+// branch beside its neighbours. Values that need more than a line are parsed in the helpers above.
 Options parseOptions(int argc, char** argv)
 {
     Options o;
@@ -204,26 +194,7 @@ Options parseOptions(int argc, char** argv)
                 throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
             o.config.finetune.layerCheckpoint = v == "layers";
         }
-        else if (a == "--recipe") {
-            const std::string v = value(a);
-            FineTune& f = o.config.finetune;
-            if (v == "peft-defaults") {
-                // LoraConfig() defaults: r=8, lora_alpha=8, lora_dropout=0, the model_type's default targets
-                f.lora = LoraSpec{8, 8, 0, {}};
-            } else if (v == "qlora-paper") {
-                // Dettmers et al. 2023 (QLoRA), section 4: NF4 + double quantization, bf16 compute, r=64,
-                // alpha=16, adapters on every linear layer, dropout 0.1 (0.05 for 33B/65B)
-                f.lora = LoraSpec{64, 16, 0.1, {"all-linear"}};
-                f.quant = Quant::NF4;
-                f.doubleQuant = true;
-                f.computeDtype = "bf16";
-                f.computeBytes = 2;
-                f.layerCheckpoint = true; // the paper's runs use gradient checkpointing
-                o.config.optimizer = Optimizer::PagedAdamW; // paged 32-bit AdamW (the paper's paged optimizers)
-            } else {
-                throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
-            }
-        }
+        else if (a == "--recipe") applyRecipe(value(a), o);
         else if (a == "--gpu") o.gpuName = value(a);
         else if (a == "--capacity") {
             auto v = value(a);
@@ -289,26 +260,7 @@ Options parseOptions(int argc, char** argv)
     }
     if (o.help || o.version)
         return o;
-    if (o.model.empty())
-        throw UsageError{"no model file given (see --help)"};
-    if (o.json && o.csv)
-        throw UsageError{"--json and --csv cannot be combined"};
-    if (o.csvFile && o.csvFile->empty())
-        throw UsageError{"--csv= needs a file name"};
-    if (o.pdfAllNodes && !o.pdf)
-        throw UsageError{"--pdf-all-nodes applies to --pdf FILE"};
-    if (o.config.strategy != Strategy::Single && o.config.gpus < 2)
-        throw UsageError{"--strategy needs --gpus N with N >= 2"};
-    if (o.config.gpus > 1 && o.config.strategy == Strategy::Single)
-        o.config.strategy = Strategy::DDP;
-    if (o.config.gpu0Batch > 0 && o.config.strategy != Strategy::BalancedDP)
-        throw UsageError{"--gpu0-batch applies to --strategy balanced-dp"};
-    if (o.config.finetune.layerCheckpoint && o.config.checkpointSegments > 1)
-        throw UsageError{"--grad-checkpoint layers and --checkpoint K cannot be combined"};
-    if (o.config.finetune.quant != Quant::None && o.config.finetune.lora.r == 0 && o.config.mode == Mode::Train)
-        throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
-    if (o.gpuName && o.capacity)
-        throw UsageError{"--gpu and --capacity cannot be combined"};
+    checkCombinations(o);
     return o;
 }
 

@@ -1,0 +1,66 @@
+// headroom-cli --help: the flags options.cpp parses, grouped as DESIGN.md lists them.
+#include "options.h"
+
+namespace headroom::cli {
+
+std::string usage()
+{
+    return R"(Usage: headroom-cli MODEL.onnx [options]
+
+Will this model fit on my GPU, and where does the memory go?
+
+Shapes
+  --batch N              batch size (the model's batch symbol)
+  --set NAME=VALUE       value of any other symbol (sequence length, ...); repeatable
+Training set-up
+  --mode train|infer     (default train)
+  --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)
+  --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor|paged-adamw|paged-adamw8bit   (default adam)
+  --loss ce|mse|none     loss added after the first output (default ce)
+  --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
+  --attention fused|math attention as PyTorch's fused SDPA kernels, or written out (default fused)
+  --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
+  --inplace              inplace activations (ReLU(inplace=True) & co.)
+  --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable
+  --lora r=R,alpha=A,dropout=P,targets=q_proj,v_proj|all-linear
+                         LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type)
+  --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA)
+  --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
+  --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
+  --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
+  --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
+  --recipe peft-defaults|qlora-paper   LoRA settings in one word
+Hardware
+  --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
+  --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)
+  --margin BYTES         memory kept free on the GPU (default 0)
+  --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp [--gpu0-batch B] [--offload]
+  --allocator exact|caching|expandable   allocator model (default caching)
+Output
+  --depth D              layer-tree depth of the table (default 3)
+  --all-nodes            unfold the shape computations and list every graph node in the table
+  --table                print the table even when --pdf/--csv FILE/--netron/--probe-plan write files
+  --max-batch            search the largest batch that fits
+  --max SYMBOL           search the largest value of SYMBOL that fits (e.g. --max seq: longest context)
+  --timeline             include the forward/backward timeline (JSON)
+  --json                 one JSON object (schema headroom.report/1)
+  --csv [FILE.csv]       the layer table as CSV (one row per node), on stdout or into FILE.csv
+  --netron FILE          write a Netron attachment (per-node metrics)
+  --pdf FILE             write the PDF memory report
+  --pdf-all-nodes        the PDF lists every graph node instead of the layer tree
+  --probe                replay the plan on the GPU with headroom-probe
+  --probe-path PATH      headroom-probe executable (default: beside this program)
+  --probe-plan FILE      write the probe's plan (JSON) without running it, to replay elsewhere
+  --probe-timeout S      probe time limit in seconds (default 120)
+  --compare FILE         set a measurement beside the theory: gpu_truth.py JSON lines (the line
+                         matching this model and configuration) or torch.cuda.memory._snapshot() as JSON
+  --lang LANG            language of the PDF report (en, zh_CN)
+  --bench [N]            time N re-evaluations of this configuration and exit
+  -h, --help             this help
+  --version              version
+
+Exit codes: 0 done, 1 the model or a file could not be used (one line on stderr says why), 2 bad usage.
+)";
+}
+
+} // namespace headroom::cli
