@@ -1,3 +1,4 @@
+// headroom-cli's human-readable report: header, layer table, memory, peak, verdict and warnings, one step each.
 #include "table.h"
 
 #include "headroom/memory/kvcache.h"
@@ -103,15 +104,11 @@ std::string line(size_t width, const char* glyph)
     return s;
 }
 
-} // namespace
-
-std::string humanReport(const Model& model, const Report& report, int depth, bool allNodes)
+// Model, symbols and configuration: what the figures below are for.
+void writeHeader(std::ostream& out, const Model& model, const Report& report)
 {
     const Evaluation& e = report.evaluation;
-    const Breakdown& m = e.memory;
     const Config& cfg = report.config;
-    std::ostringstream out;
-
     std::string opset;
     for (const auto& [domain, version] : model.info.opsets)
         if (domain.empty() || domain == "ai.onnx")
@@ -137,7 +134,12 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
         out << ", inplace";
     out << ", attention " << toString(cfg.attention);
     out << ", allocator " << toString(cfg.allocator) << "\n\n";
+}
 
+// The layer tree to `depth`, with its totals.
+void writeLayerTable(std::ostream& out, const Model& model, const Report& report, int depth, bool allNodes)
+{
+    const Evaluation& e = report.evaluation;
     const std::vector<LayerCost> costs = aggregateLayers(model, e);
     std::vector<Row> rows;
     if (!model.layers.empty())
@@ -159,7 +161,14 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
     out << "Total params: " << model.params.trainable << " trainable (" << formatBytes(model.params.trainableBytes)
         << "), " << model.params.buffers << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
     out << "Sum of node outputs: " << formatBytes(outputs) << "\n\n";
+}
 
+// Each memory category, in readable units and in bytes.
+void writeMemory(std::ostream& out, const Report& report)
+{
+    const Evaluation& e = report.evaluation;
+    const Breakdown& m = report.evaluation.memory;
+    const Config& cfg = report.config;
     auto item = [&](const char* name, int64_t bytes) {
         out << "  " << pad(name, 26) << pad(formatBytes(bytes), 12, true) << pad(std::to_string(bytes), 16, true) << "\n";
     };
@@ -188,6 +197,13 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
     }
     if (e.inplaceTransientSaving != 0)
         out << "  inplace activations change the transient peak by " << formatBytes(-e.inplaceTransientSaving) << "\n";
+}
+
+// The largest tensors live at the peak, and the share of each GPU of a cluster.
+void writePeakAndGpus(std::ostream& out, const Model& model, const Report& report)
+{
+    const Evaluation& e = report.evaluation;
+    const Config& cfg = report.config;
     if (!e.peakLive.empty()) {
         out << "\nLive at the peak (largest first)\n";
         for (size_t i = 0; i < e.peakLive.size() && i < 5; ++i) {
@@ -206,7 +222,11 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
         for (const std::string& n : report.cluster.notes)
             out << "  " << n << "\n";
     }
+}
 
+// The verdict, the largest batch or symbol value that fits, and what would help.
+void writeFit(std::ostream& out, const Model& model, const Report& report)
+{
     const Fit& f = report.fit;
     out << "\n";
     if (f.capacity > 0 && f.sizesUnknown) {
@@ -241,6 +261,11 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
             << " per token per sequence\n";
     if (report.bestCheckpoint > 1)
         out << "Best checkpoint segments: " << report.bestCheckpoint << "\n";
+}
+
+void writeWarnings(std::ostream& out, const Model& model, const Report& report)
+{
+    const Evaluation& e = report.evaluation;
     std::vector<std::string> warnings = model.warnings;
     warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
     if (!warnings.empty()) {
@@ -250,6 +275,19 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
         if (warnings.size() > 20)
             out << "  ... " << warnings.size() - 20 << " more (see --json)\n";
     }
+}
+
+} // namespace
+
+std::string humanReport(const Model& model, const Report& report, int depth, bool allNodes)
+{
+    std::ostringstream out;
+    writeHeader(out, model, report);
+    writeLayerTable(out, model, report, depth, allNodes);
+    writeMemory(out, report);
+    writePeakAndGpus(out, model, report);
+    writeFit(out, model, report);
+    writeWarnings(out, model, report);
     return out.str();
 }
 
