@@ -152,9 +152,36 @@ void markShapeComputations(Model& m)
     }
 }
 
-} // namespace
+// Where the nodes' layer paths come from: the first source that covers the graph wins.
+enum class Naming { Module, Scope, Paddle, Anchor };
 
-void buildLayerTree(Model& m)
+Naming chooseNaming(const Model& m)
+{
+    size_t scoped = 0, paddle = 0;
+    for (const Node& n : m.nodes) {
+        scoped += n.name.find('/') != std::string::npos;
+        const std::string out = !n.outputs.empty() && n.outputs[0] >= 0 ? m.tensors[size_t(n.outputs[0])].name : "";
+        paddle += !paddleLayer(out).empty() || !paddleLayer(n.name).empty();
+    }
+    const size_t half = (m.nodes.size() + 1) / 2;
+    // Module paths (Node::module): the dynamo exporter's metadata wins; guessed from parameter names only
+    // where the names themselves carry no scope.
+    bool metadata = false, anyModule = false;
+    for (const Node& n : m.nodes) {
+        metadata = metadata || n.moduleFromMetadata;
+        anyModule = anyModule || !n.module.empty();
+    }
+    if (metadata || (anyModule && scoped < half && paddle < half))
+        return Naming::Module;
+    if (scoped >= half && scoped > 0)
+        return Naming::Scope;
+    if (paddle >= half && paddle > 0)
+        return Naming::Paddle;
+    return Naming::Anchor;
+}
+
+// Every node into the layer its path names (Node::layer), creating the layers on the way from the root.
+void placeNodes(Model& m, Naming naming)
 {
     m.layers.clear();
     LayerNode root;
@@ -186,33 +213,18 @@ void buildLayerTree(Model& m)
         return cur;
     };
 
-    size_t scoped = 0, paddle = 0;
-    for (const Node& n : m.nodes) {
-        scoped += n.name.find('/') != std::string::npos;
-        const std::string out = !n.outputs.empty() && n.outputs[0] >= 0 ? m.tensors[size_t(n.outputs[0])].name : "";
-        paddle += !paddleLayer(out).empty() || !paddleLayer(n.name).empty();
-    }
-    const size_t half = (m.nodes.size() + 1) / 2;
-    // Module paths (Node::module): the dynamo exporter's metadata wins; guessed from parameter names only
-    // where the names themselves carry no scope.
-    bool metadata = false, anyModule = false;
-    for (const Node& n : m.nodes) {
-        metadata = metadata || n.moduleFromMetadata;
-        anyModule = anyModule || !n.module.empty();
-    }
-    const bool byModule = metadata || (anyModule && scoped < half && paddle < half);
     std::unordered_map<std::string, int> groupCount;
     std::vector<std::string> group;
     for (size_t k = 0; k < m.nodes.size(); ++k) {
         Node& n = m.nodes[k];
         std::vector<std::string> parts;
-        if (byModule) {
+        if (naming == Naming::Module) {
             parts = splitPath(n.module);
-        } else if (scoped >= half && scoped > 0) {
+        } else if (naming == Naming::Scope) {
             parts = splitPath(n.name);
             if (!parts.empty())
                 parts.pop_back(); // the op instance ("Conv", "Add_1")
-        } else if (paddle >= half && paddle > 0) {
+        } else if (naming == Naming::Paddle) {
             const std::string out = !n.outputs.empty() && n.outputs[0] >= 0 ? m.tensors[size_t(n.outputs[0])].name : "";
             std::string l = paddleLayer(out);
             if (l.empty())
@@ -228,8 +240,11 @@ void buildLayerTree(Model& m)
         }
         n.layer = layerFor(parts);
     }
+}
 
-    // Ranges and parameters, aggregated up the tree.
+// Each layer's node range (firstNode..lastNode), over its whole subtree.
+void setNodeRanges(Model& m)
+{
     for (size_t k = 0; k < m.nodes.size(); ++k) {
         const int leaf = m.nodes[k].layer;
         m.layers[size_t(leaf)].nodes.push_back(static_cast<int>(k));
@@ -240,13 +255,22 @@ void buildLayerTree(Model& m)
             ln.lastNode = std::max(ln.lastNode, static_cast<int>(k));
         }
     }
-    markShapeComputations(m);
+}
+
+// A layer is shape-only when every node under it is a shape computation (markShapeComputations first).
+void markShapeOnlyLayers(Model& m)
+{
     std::vector<int> plain(m.layers.size(), 0), folded(m.layers.size(), 0);
     for (const Node& n : m.nodes)
         for (int l = n.layer; l >= 0; l = m.layers[size_t(l)].parent)
             ++(n.shapeComputation ? folded : plain)[size_t(l)];
     for (size_t l = 0; l < m.layers.size(); ++l)
         m.layers[l].shapeOnly = plain[l] == 0 && folded[l] > 0;
+}
+
+// Parameters counted at the layer of their first consumer and every layer above it.
+void sumParameters(Model& m)
+{
     for (const Tensor& t : m.tensors) {
         if (t.role != TensorRole::Parameter || t.aliasOf >= 0 || (t.producer >= 0 && m.nodes[size_t(t.producer)].op != "Constant"))
             continue;
@@ -258,6 +282,17 @@ void buildLayerTree(Model& m)
         for (int l = m.nodes[size_t(t.consumers.front())].layer; l >= 0; l = m.layers[size_t(l)].parent)
             m.layers[size_t(l)].params += numel;
     }
+}
+
+} // namespace
+
+void buildLayerTree(Model& m)
+{
+    placeNodes(m, chooseNaming(m));
+    setNodeRanges(m);
+    markShapeComputations(m);
+    markShapeOnlyLayers(m);
+    sumParameters(m);
 }
 
 } // namespace headroom::detail
