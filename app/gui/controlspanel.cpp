@@ -76,6 +76,17 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     , m_attention(new QComboBox(this))
     , m_finetune(new FineTunePanel(this))
 {
+    layoutControls();
+    addChoices();
+    describeControls();
+    connectControls();
+    updateGpuWidgets();
+    updateStrategyWidgets();
+}
+
+// Sizes, training, fine-tuning and target, top to bottom.
+void ControlsPanel::layoutControls()
+{
     auto* layout = new QVBoxLayout(this);
     auto* symbols = new QGroupBox(tr("Sizes"), this);
     m_symbolsForm = new QFormLayout(symbols);
@@ -117,10 +128,11 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     targetForm->addRow(tr("Units:"), m_units);
     layout->addWidget(target);
     layout->addStretch(1);
+}
 
-    addChoices();
-
-    // Tooltips say what a control changes in the accounting, in the user's words.
+// Ranges, and tooltips that say what a control changes in the accounting, in the user's words.
+void ControlsPanel::describeControls()
+{
     m_mode->setToolTip(tr("Training adds gradients, optimizer states and the activations kept for backward; "
                           "inference keeps only what is live."));
     m_dtype->setToolTip(tr("Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
@@ -165,7 +177,11 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     m_margin->setToolTip(tr("Memory kept free on each GPU (other processes, fragmentation you expect)."));
     m_useBest->setEnabled(false);
     setBestCheckpoint(0);
+}
 
+// Every control reports a change; the GPU and strategy controls first update the ones they govern.
+void ControlsPanel::connectControls()
+{
     for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_allocator, m_attention})
         connect(box, &QComboBox::currentIndexChanged, this, &ControlsPanel::changed);
     connect(m_gpus, &QSpinBox::valueChanged, this, [this] {
@@ -202,8 +218,6 @@ ControlsPanel::ControlsPanel(QWidget* parent)
             saveSettings();
         emit unitsChanged(units());
     });
-    updateGpuWidgets();
-    updateStrategyWidgets();
 }
 
 void ControlsPanel::addChoices()

@@ -56,7 +56,10 @@ signals:
     void unitsChanged(headroom::Units units);
 
 private:
+    void layoutControls();
     void addChoices();
+    void describeControls();
+    void connectControls();
     void changed();
     void updateGpuWidgets();
     void updateStrategyWidgets();
