@@ -10,13 +10,18 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 class QComboBox;
+class QHBoxLayout;
 class QCustomPlot;
 class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTableWidget;
 class QThread;
 
@@ -55,7 +60,18 @@ signals:
     void finished(); // a run or device detection ended, whatever its status
 
 private:
-    struct Theory;
+    // What the engine predicts for the same plan, computed on the worker with the plan.
+    struct Theory {
+        bool valid = false;
+        std::vector<std::pair<std::string, int64_t>> peakByCategory;
+        std::vector<int64_t> liveAfterEvent;
+        int64_t peak = 0, reservedPeak = 0, context = 0, workspace = 0, maxBatch = -1;
+    };
+
+    void describeControls();
+    void setupTable();
+    void layoutPage();
+    void addMeasurementTable(QHBoxLayout* controls, QSplitter* split);
     void start(bool listOnly);
     void onProgress(double fraction, const QString& stage);
     void onDone(const headroom::ProbeResult& result, const std::shared_ptr<Theory>& theory, bool listOnly);
