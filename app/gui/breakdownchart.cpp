@@ -1,3 +1,4 @@
+// The breakdown chart: the bars' segments from the report (one bar, or one per GPU), then the stacked plot.
 #include "breakdownchart.h"
 
 #include <algorithm>
@@ -17,58 +18,72 @@ BreakdownChart::BreakdownChart(QWidget* parent)
 void BreakdownChart::setReport(const headroom::Model&, const headroom::Report& report)
 {
     showData();
-    const headroom::Config& c = report.config;
-    const headroom::Breakdown& m = report.evaluation.memory;
     m_bars.clear();
     m_capacity = report.fit.capacity;
     m_allocated.clear();
-    if (report.cluster.gpus.size() > 1) {
-        const headroom::Breakdown& one = report.evaluation.memory;
-        for (const headroom::GpuShare& g : report.cluster.gpus) {
-            // The share's figures are taken at different moments (state for the whole step, the most
-            // gradient bytes live at once, activations at the peak), so they can add up to more than the
-            // peak: the allocated part of the bar is the peak, filled by the figures in order of certainty
-            // (state, then what is live at the peak, then gradients), whatever is left being "other".
-            int64_t left = g.peak;
-            auto take = [&left](int64_t bytes) {
-                const int64_t b = std::clamp<int64_t>(bytes, 0, left);
-                left -= b;
-                return b;
-            };
-            const int64_t weights = take(g.weights);
-            const int64_t optimizer = take(g.optimizer);
-            const int64_t activations = take(g.activations);
-            const int64_t communication = take(g.communication);
-            const int64_t gradients = take(g.gradients);
-            const int64_t used = c.allocator == headroom::AllocatorMode::Exact ? g.peak : std::max(g.peak, g.reservedPeak);
-            // Context and workspace as the share counted them, so the bar ends at GpuShare::needed.
-            const int64_t fixed = std::max<int64_t>(0, g.needed - used);
-            const int64_t workspace = std::min(one.workspace, fixed);
-            m_bars.push_back({{tr("Weights"), weights},
-                              {tr("Gradients"), gradients},
-                              {tr("Optimizer states"), optimizer},
-                              {tr("Activations"), activations},
-                              {tr("Communication"), communication},
-                              {tr("Other"), left},
-                              {tr("Allocator cache"), used - g.peak},
-                              {tr("Workspace"), workspace},
-                              {tr("CUDA context"), fixed - workspace}});
-            m_allocated.push_back(g.peak);
-        }
-    } else {
-        const int64_t stored = m.weights + m.gradients + m.optimizer + m.masterWeights;
-        const int64_t cache = std::max<int64_t>(0, report.fit.needed - m.peak - m.workspace - m.context);
-        m_bars.push_back({{tr("Weights"), m.weights},
-                          {tr("Gradients"), m.gradients},
-                          {tr("Optimizer states"), m.optimizer},
-                          {tr("Master weights"), m.masterWeights},
-                          {tr("Activations"), std::max<int64_t>(0, m.peak - stored)},
-                          {tr("Allocator cache"), cache},
-                          {tr("Workspace"), m.workspace},
-                          {tr("CUDA context"), m.context}});
-        m_allocated.push_back(m.peak);
-    }
+    if (report.cluster.gpus.size() > 1)
+        addClusterBars(report);
+    else
+        addSingleBar(report);
+    plotBars(report);
+}
 
+void BreakdownChart::addClusterBars(const headroom::Report& report)
+{
+    const headroom::Config& c = report.config;
+    const headroom::Breakdown& one = report.evaluation.memory;
+    for (const headroom::GpuShare& g : report.cluster.gpus) {
+        // The share's figures are taken at different moments (state for the whole step, the most
+        // gradient bytes live at once, activations at the peak), so they can add up to more than the
+        // peak: the allocated part of the bar is the peak, filled by the figures in order of certainty
+        // (state, then what is live at the peak, then gradients), whatever is left being "other".
+        int64_t left = g.peak;
+        auto take = [&left](int64_t bytes) {
+            const int64_t b = std::clamp<int64_t>(bytes, 0, left);
+            left -= b;
+            return b;
+        };
+        const int64_t weights = take(g.weights);
+        const int64_t optimizer = take(g.optimizer);
+        const int64_t activations = take(g.activations);
+        const int64_t communication = take(g.communication);
+        const int64_t gradients = take(g.gradients);
+        const int64_t used = c.allocator == headroom::AllocatorMode::Exact ? g.peak : std::max(g.peak, g.reservedPeak);
+        // Context and workspace as the share counted them, so the bar ends at GpuShare::needed.
+        const int64_t fixed = std::max<int64_t>(0, g.needed - used);
+        const int64_t workspace = std::min(one.workspace, fixed);
+        m_bars.push_back({{tr("Weights"), weights},
+                          {tr("Gradients"), gradients},
+                          {tr("Optimizer states"), optimizer},
+                          {tr("Activations"), activations},
+                          {tr("Communication"), communication},
+                          {tr("Other"), left},
+                          {tr("Allocator cache"), used - g.peak},
+                          {tr("Workspace"), workspace},
+                          {tr("CUDA context"), fixed - workspace}});
+        m_allocated.push_back(g.peak);
+    }
+}
+
+void BreakdownChart::addSingleBar(const headroom::Report& report)
+{
+    const headroom::Breakdown& m = report.evaluation.memory;
+    const int64_t stored = m.weights + m.gradients + m.optimizer + m.masterWeights;
+    const int64_t cache = std::max<int64_t>(0, report.fit.needed - m.peak - m.workspace - m.context);
+    m_bars.push_back({{tr("Weights"), m.weights},
+                      {tr("Gradients"), m.gradients},
+                      {tr("Optimizer states"), m.optimizer},
+                      {tr("Master weights"), m.masterWeights},
+                      {tr("Activations"), std::max<int64_t>(0, m.peak - stored)},
+                      {tr("Allocator cache"), cache},
+                      {tr("Workspace"), m.workspace},
+                      {tr("CUDA context"), m.context}});
+    m_allocated.push_back(m.peak);
+}
+
+// One stacked QCPBars per category across the bars, the capacity as a dashed line.
+void BreakdownChart::plotBars(const headroom::Report& report)
+{
     QCustomPlot* p = plot();
     p->clearPlottables();
     p->clearItems();

@@ -23,6 +23,10 @@ public:
     const std::vector<int64_t>& allocated() const { return m_allocated; }
 
 private:
+    void addClusterBars(const headroom::Report& report); // one bar per GPU of a multi-GPU strategy
+    void addSingleBar(const headroom::Report& report);
+    void plotBars(const headroom::Report& report);
+
     std::vector<std::vector<Segment>> m_bars;
     std::vector<int64_t> m_allocated;
     int64_t m_capacity = 0;
