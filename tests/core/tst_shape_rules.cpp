@@ -253,6 +253,44 @@ private slots:
         QCOMPARE(dimsOf(load(g), "y"), out);
     }
 
+    // Output element types (the ONNX schemas' type constraints): tensor t, read by y = Identity(t).
+    void outputType_data()
+    {
+        QTest::addColumn<Build>("build");
+        QTest::addColumn<int>("dtype");
+        QTest::newRow("Shape: int64") << Build([](fixture::Graph& g) { g.node("Shape", "n", {"x"}, {"t"}); })
+                                      << int(DType::Int64);
+        QTest::newRow("Equal: bool") << Build([](fixture::Graph& g) { g.node("Equal", "n", {"x", "x"}, {"t"}); })
+                                     << int(DType::Bool);
+        QTest::newRow("Cast to=10: float16") << Build([](fixture::Graph& g) {
+            fixture::Graph::intAttr(g.node("Cast", "n", {"x"}, {"t"}), "to", 10);
+        }) << int(DType::Float16);
+        QTest::newRow("TopK indices: int64") << Build([](fixture::Graph& g) {
+            g.ints("k", {2});
+            g.node("TopK", "n", {"x", "k"}, {"v", "t"});
+        }) << int(DType::Int64);
+        QTest::newRow("Dropout mask: bool") << Build([](fixture::Graph& g) { g.node("Dropout", "n", {"x"}, {"d", "t"}); })
+                                            << int(DType::Bool);
+        QTest::newRow("Relu: input's type") << Build([](fixture::Graph& g) { g.node("Relu", "n", {"x"}, {"t"}); })
+                                            << int(DType::Float32);
+    }
+    void outputType()
+    {
+        QFETCH(Build, build);
+        QFETCH(int, dtype);
+        fixture::Graph g;
+        g.input("x", withBatch({3, 4}));
+        build(g);
+        g.node("Identity", "out", {"t"}, {"y"});
+        g.output("y");
+        const Model m = load(g);
+        int found = -1;
+        for (const Tensor& t : m.tensors)
+            if (t.name == "t")
+                found = int(t.dtype);
+        QCOMPARE(found, dtype);
+    }
+
     // A node that cannot be sized leaves its output unknown and says why in one line.
     void invalidNodeIsNamed_data()
     {

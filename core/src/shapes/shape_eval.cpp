@@ -107,7 +107,7 @@ private:
         }
         for (int out : n.outputs)
             if (out >= 0 && m_r.dtype[size_t(out)] == DType::Undefined)
-                m_r.dtype[size_t(out)] = outType(n, 0 < n.outputs.size() && n.outputs[0] == out ? 0 : 1);
+                m_r.dtype[size_t(out)] = outputType(*this, n, 0 < n.outputs.size() && n.outputs[0] == out ? 0 : 1);
     }
 
 
@@ -166,56 +166,6 @@ private:
                 return t;
         }
         return -1;
-    }
-
-    DType outType(const Node& n, size_t o) const
-    {
-        const std::string& op = n.op;
-        if (op == "SequenceLength")
-            return DType::Int64;
-        if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow")
-            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("output_datatype", 1)));
-        if (op == "OptionalHasElement")
-            return DType::Bool;
-        if (op == "SequenceEmpty")
-            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("dtype", 1)));
-        if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin"
-            || op == "NonMaxSuppression" || op == "Unique")
-            return DType::Int64;
-        if (op == "Equal" || op == "Greater" || op == "Less" || op == "GreaterOrEqual" || op == "LessOrEqual"
-            || op == "Not" || op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf")
-            return DType::Bool;
-        if (op == "Cast")
-            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("to", 1)));
-        if (op == "CastLike")
-            return dt(n, 1);
-        if (op == "ConstantOfShape") {
-            const Attr* a = n.attr("value");
-            return a && a->kind == Attr::Kind::Tensor ? dtypeFromOnnx(static_cast<int32_t>(a->i)) : DType::Float32;
-        }
-        if ((op == "TopK" || op == "MaxPool") && o == 1)
-            return DType::Int64;
-        if (op == "Dropout" && o == 1)
-            return DType::Bool;
-        if (op == "RandomNormal" || op == "RandomUniform")
-            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("dtype", 1)));
-        if (op == "RandomNormalLike" || op == "RandomUniformLike" || op == "EyeLike")
-            return n.attr("dtype") ? dtypeFromOnnx(static_cast<int32_t>(n.attrInt("dtype", 1))) : dt(n, 0);
-        if (op == "DequantizeLinear")
-            return present(n, 1) ? dt(n, 1) : DType::Float32;
-        if (op == "QuantizeLinear")
-            return present(n, 2) ? dt(n, 2) : DType::UInt8;
-        if (op == "DynamicQuantizeLinear")
-            return o == 1 ? DType::Float32 : DType::UInt8;
-        if (op == "MatMulInteger" || op == "ConvInteger")
-            return DType::Int32;
-        if (op == "Where")
-            return dt(n, 1);
-        if (op == "OneHot")
-            return dt(n, 2);
-        if (op == "Multinomial")
-            return dtypeFromOnnx(static_cast<int32_t>(n.attrInt("dtype", 6)));
-        return dt(n, 0);
     }
 
     // The op's registered rule; false (no rule, or the rule left it) sends the node to ONNX's inference.

@@ -123,6 +123,10 @@ std::span<const ShapeRule> tensorShapeRules();
 std::span<const ShapeRule> nnShapeRules();
 std::span<const ShapeRule> sequenceShapeRules();
 
+// Output o's element type where the file does not declare it (o: 0 for the first output, 1 for the others);
+// input 0's type unless the op's entry in shape_rules_types.cpp says otherwise.
+DType outputType(const ShapeContext& c, const Node& n, size_t o);
+
 // The rule for this op, or nullptr ("ai.onnx" is the default domain "").
 ShapeRuleFn findShapeRule(std::string_view op, std::string_view domain);
 
