@@ -771,6 +771,18 @@ struct GraphBuilder {
             g->storedDims[size_t(idx)] = s.dims;
             g->storedValue[size_t(idx)] = s.value;
         }
+        inputSymbols(inputInfos);
+        declaredShapes(gp);
+        for (size_t k = 0; k < m.nodes.size(); ++k) {
+            const Node& n = m.nodes[k];
+            if (n.op != "Constant")
+                g->fallback[k] = std::make_shared<const onnx::NodeProto>(*flat[order[k]]);
+        }
+    }
+
+    // Graph inputs' dims: fixed values, or symbols (dim_param, else "<input>_dim<k>"), at most 31.
+    void inputSymbols(const std::vector<std::pair<int, const onnx::ValueInfoProto*>>& inputInfos)
+    {
         std::map<std::string, int> symByName;
         for (const auto& [idx, vi] : inputInfos) {
             g->isInput[size_t(idx)] = 1;
@@ -808,6 +820,12 @@ struct GraphBuilder {
                 g->inputDims[size_t(idx)].push_back(id);
             }
         }
+    }
+
+    // value_info and graph outputs: static dims, or sympy-style formulas of the symbols.
+    void declaredShapes(const onnx::GraphProto& gp)
+    {
+        const size_t nt = m.tensors.size();
         g->declaredFormula.resize(nt);
         std::vector<std::string> symNames;
         for (const Symbol& s : m.symbols)
@@ -844,11 +862,6 @@ struct GraphBuilder {
             declare(vi);
         for (const auto& vi : gp.output())
             declare(vi);
-        for (size_t k = 0; k < m.nodes.size(); ++k) {
-            const Node& n = m.nodes[k];
-            if (n.op != "Constant")
-                g->fallback[k] = std::make_shared<const onnx::NodeProto>(*flat[order[k]]);
-        }
     }
     std::vector<int> symbolAxis; // per symbol: the axis where it first appears
 };
