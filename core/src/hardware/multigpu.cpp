@@ -77,95 +77,117 @@ std::vector<Phase> phaseOfStep(const Evaluation& ev)
     return phases;
 }
 
-Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
+// Where the step's phases begin and end in the event list.
+struct PhaseBounds {
+    std::ptrdiff_t firstForward = -1, lastCompute = -1, firstLoss = -1, lastLoss = -1, lastForward = -1,
+                   firstOptimizer = -1;
+};
+
+PhaseBounds phaseBounds(const Evaluation& ev)
 {
     const std::vector<Phase> phases = phaseOfStep(ev);
     auto phaseOf = [&](const AllocEvent& e) { return e.step >= 0 ? phases[size_t(e.step)] : Phase::Forward; };
     const auto& events = ev.events;
     const auto n = std::ptrdiff_t(events.size());
-    std::ptrdiff_t firstForward = -1, lastCompute = -1, firstLoss = -1, lastLoss = -1, lastForward = -1,
-                   firstOptimizer = -1;
+    PhaseBounds pb;
     for (std::ptrdiff_t i = 0; i < n; ++i) {
         const Phase p = phaseOf(events[size_t(i)]);
         if (p == Phase::Forward) {
-            if (firstForward < 0)
-                firstForward = i;
-            lastForward = i;
+            if (pb.firstForward < 0)
+                pb.firstForward = i;
+            pb.lastForward = i;
         }
         if (p == Phase::Loss) {
-            if (firstLoss < 0)
-                firstLoss = i;
-            lastLoss = i;
+            if (pb.firstLoss < 0)
+                pb.firstLoss = i;
+            pb.lastLoss = i;
         }
         if (p == Phase::Forward || p == Phase::Loss || p == Phase::Backward || p == Phase::Recompute)
-            lastCompute = i;
-        if (p == Phase::Optimizer && firstOptimizer < 0)
-            firstOptimizer = i;
+            pb.lastCompute = i;
+        if (p == Phase::Optimizer && pb.firstOptimizer < 0)
+            pb.firstOptimizer = i;
     }
     // Without loss events (--loss none) outputs are gathered right after the forward.
-    if (firstLoss < 0) {
-        firstLoss = lastForward + 1;
-        lastLoss = lastForward;
+    if (pb.firstLoss < 0) {
+        pb.firstLoss = pb.lastForward + 1;
+        pb.lastLoss = pb.lastForward;
     }
-    if (firstOptimizer < 0)
-        firstOptimizer = lastCompute + 1;
-    if (firstForward < 0)
-        firstForward = 0;
+    if (pb.firstOptimizer < 0)
+        pb.firstOptimizer = pb.lastCompute + 1;
+    if (pb.firstForward < 0)
+        pb.firstForward = 0;
+    return pb;
+}
 
-    Derived out;
+// A buffer the strategy adds: allocated before event allocBefore, freed after event freeAfter.
+struct Extra {
+    std::ptrdiff_t allocBefore, freeAfter;
+    int64_t bytes;
+    Category category;
+    int64_t id = -1;
+};
+
+std::vector<Extra> strategyExtras(const Evaluation& ev, const Derivation& how)
+{
+    const PhaseBounds pb = phaseBounds(ev);
+    const auto n = std::ptrdiff_t(ev.events.size());
     int64_t nextId = 0;
-    for (const auto& e : events)
+    for (const auto& e : ev.events)
         nextId = std::max(nextId, e.id + 1);
-
-    // Buffers the strategy adds: allocated before event allocBefore, freed after event freeAfter.
-    struct Extra {
-        std::ptrdiff_t allocBefore, freeAfter;
-        int64_t bytes;
-        Category category;
-        int64_t id = -1;
-    };
     std::vector<Extra> extras;
     if (how.persistent > 0)
         extras.push_back({0, n - 1, how.persistent, Category::Workspace});
     if (how.compute > 0)
-        extras.push_back({firstForward, lastCompute, how.compute, Category::Workspace});
+        extras.push_back({pb.firstForward, pb.lastCompute, how.compute, Category::Workspace});
     if (how.atLoss > 0)
-        extras.push_back({firstLoss, std::max(lastLoss, firstLoss), how.atLoss, Category::Workspace});
+        extras.push_back({pb.firstLoss, std::max(pb.lastLoss, pb.firstLoss), how.atLoss, Category::Workspace});
     if (how.atOptimizer > 0 && !how.offloadAtOptimizer)
-        extras.push_back({firstOptimizer, std::max(firstOptimizer, n - 1), how.atOptimizer, Category::Gradients});
+        extras.push_back({pb.firstOptimizer, std::max(pb.firstOptimizer, n - 1), how.atOptimizer, Category::Gradients});
     for (auto& x : extras)
         x.id = nextId++;
+    return extras;
+}
 
-    std::unordered_map<int64_t, std::pair<Category, int64_t>> live; // id -> (category, bytes on the GPU)
-    live.reserve(events.size());
-    std::array<int64_t, kCategories> liveBy{};
-    int64_t total = 0;
-    auto push = [&](AllocEvent e) {
+// Replays the derived events on one GPU: what is live, by category, and the peak's make-up.
+class Replay
+{
+public:
+    Replay(const Evaluation& ev, std::vector<Extra> extras, Derived& out)
+        : m_events(ev.events), m_n(std::ptrdiff_t(ev.events.size())), m_extras(std::move(extras)), m_out(out)
+    {
+        m_live.reserve(m_events.size());
+    }
+
+    void push(AllocEvent e)
+    {
         if (e.kind == AllocEvent::Kind::Alloc) {
             if (e.bytes <= 0)
                 return;
-            live[e.id] = {e.category, e.bytes};
-            total += e.bytes;
-            liveBy[size_t(e.category)] += e.bytes;
+            m_live[e.id] = {e.category, e.bytes};
+            m_total += e.bytes;
+            m_liveBy[size_t(e.category)] += e.bytes;
         } else {
-            auto it = live.find(e.id);
-            if (it == live.end())
+            auto it = m_live.find(e.id);
+            if (it == m_live.end())
                 return;
             e.bytes = it->second.second;
-            total -= e.bytes;
-            liveBy[size_t(it->second.first)] -= e.bytes;
-            live.erase(it);
+            m_total -= e.bytes;
+            m_liveBy[size_t(it->second.first)] -= e.bytes;
+            m_live.erase(it);
         }
-        out.events.push_back(e);
-        if (total > out.peak) {
-            out.peak = total;
-            out.activations = liveBy[size_t(Category::Activations)] + liveBy[size_t(Category::Input)]
-                              + liveBy[size_t(Category::Loss)];
-            out.loss = liveBy[size_t(Category::Loss)];
+        m_out.events.push_back(e);
+        if (m_total > m_out.peak) {
+            m_out.peak = m_total;
+            m_out.activations = m_liveBy[size_t(Category::Activations)] + m_liveBy[size_t(Category::Input)]
+                                + m_liveBy[size_t(Category::Loss)];
+            m_out.loss = m_liveBy[size_t(Category::Loss)];
         }
-    };
-    auto pushExtras = [&](std::ptrdiff_t i, bool before) {
-        for (const auto& x : extras) {
+    }
+
+    // The strategy's buffers allocated before (or freed after) event i.
+    void pushExtras(std::ptrdiff_t i, bool before)
+    {
+        for (const auto& x : m_extras) {
             const bool hit = before ? x.allocBefore == i : x.freeAfter == i;
             if (!hit)
                 continue;
@@ -174,32 +196,58 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
             e.id = x.id;
             e.bytes = x.bytes;
             e.category = x.category;
-            e.step = i < n && i >= 0 ? events[size_t(i)].step : (n > 0 ? events.back().step : 0);
+            e.step = i < m_n && i >= 0 ? m_events[size_t(i)].step : (m_n > 0 ? m_events.back().step : 0);
             push(e);
         }
-    };
+    }
 
-    // State sizes: what the setup step allocates (weights, buffers, optimizer states, master copy) and the
-    // most parameter-gradient bytes live at once; the optimizer step's temporaries are not state.
+private:
+    const std::vector<AllocEvent>& m_events;
+    const std::ptrdiff_t m_n;
+    const std::vector<Extra> m_extras;
+    Derived& m_out;
+    std::unordered_map<int64_t, std::pair<Category, int64_t>> m_live; // id -> (category, bytes on the GPU)
+    std::array<int64_t, kCategories> m_liveBy{};
+    int64_t m_total = 0;
+};
+
+// The share of an event's bytes one GPU holds under the strategy, and whether it lives on the host instead.
+struct Placement {
+    Ratio ratio;
+    bool toHost = false;
+};
+
+Placement placementOf(const Derivation& how, const AllocEvent& e, bool param)
+{
+    const size_t c = size_t(e.category);
+    if (param && e.category == Category::Weights)
+        return {how.paramWeights, how.offloadParamWeights};
+    if (param && e.category == Category::Gradients)
+        return {how.paramGrads, how.offloadParamGrads};
+    return {how.category[c], how.offload[c]};
+}
+
+// One GPU's events under a strategy: each single-GPU event scaled by its share or moved to the host, plus the
+// strategy's own buffers; state sizes are what the setup step allocates (weights, buffers, optimizer states,
+// master copy) and the most parameter-gradient bytes live at once; the optimizer step's temporaries are not
+// state.
+Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
+{
+    const auto& events = ev.events;
+    const auto n = std::ptrdiff_t(events.size());
+    Derived out;
+    Replay replay(ev, strategyExtras(ev, how), out);
     const int setupStep = n > 0 ? events.front().step : 0;
     int64_t gradLive = 0, gradMax = 0, hostGradLive = 0, hostGradMax = 0;
     std::unordered_map<int64_t, int64_t> gradIds; // id -> bytes (negative: on the host)
     for (std::ptrdiff_t i = 0; i < n; ++i) {
-        pushExtras(i, true);
+        replay.pushExtras(i, true);
         AllocEvent e = events[size_t(i)];
-        const size_t c = size_t(e.category);
         const bool param = isParameter(model, e.tensor);
         const bool paramGrad = param && e.category == Category::Gradients;
-        Ratio r = how.category[c];
-        bool toHost = how.offload[c];
-        if (param && e.category == Category::Weights) {
-            r = how.paramWeights;
-            toHost = how.offloadParamWeights;
-        } else if (paramGrad) {
-            r = how.paramGrads;
-            toHost = how.offloadParamGrads;
-        }
-        const int64_t bytes = r.apply(e.bytes);
+        const Placement pl = placementOf(how, e, param);
+        const bool toHost = pl.toHost;
+        const int64_t bytes = pl.ratio.apply(e.bytes);
         if (paramGrad) {
             if (e.kind == AllocEvent::Kind::Alloc) {
                 gradIds[e.id] = toHost ? -bytes : bytes;
@@ -222,12 +270,12 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
         else if (setup && (e.category == Category::Optimizer || e.category == Category::MasterWeights))
             out.optimizer += bytes;
         e.bytes = bytes;
-        push(e);
-        pushExtras(i, false);
+        replay.push(e);
+        replay.pushExtras(i, false);
     }
     if (n == 0) {
-        pushExtras(0, true);
-        pushExtras(-1, false);
+        replay.pushExtras(0, true);
+        replay.pushExtras(-1, false);
     }
     out.gradients = gradMax;
     out.cpu += hostGradMax;

@@ -397,6 +397,176 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
     return a;
 }
 
+// input_ids' batch and seq as 1-D shape pieces, seq as a scalar, and the positions 0..seq-1.
+struct SeqShape {
+    std::string batch, seq, seqScalar, positions;
+};
+
+SeqShape seqShape(Graph& g)
+{
+    SeqShape s;
+    const std::string shape = g.node("Shape", "", {"input_ids"});
+    s.batch = g.node("Slice", "", {shape, g.ints({0}), g.ints({1})});
+    s.seq = g.node("Slice", "", {shape, g.ints({1}), g.ints({2})});
+    s.seqScalar = g.node("Squeeze", "", {s.seq, g.ints({0})});
+    s.positions = g.node("Range", "", {g.ints({0}, true), s.seqScalar, g.ints({1}, true)});
+    return s;
+}
+
+// The causal mask as the eager attention path adds it: [B, 1, T, T], 0 or the dtype's minimum.
+std::string causalMask(Graph& g, const SeqShape& ss)
+{
+    const std::string& positions = ss.positions;
+    const std::string &batch = ss.batch, &seq = ss.seq;
+    const std::string rows = g.node("Unsqueeze", "/mask", {positions, g.ints({1})});
+    const std::string cols = g.node("Unsqueeze", "/mask", {positions, g.ints({0})});
+    const std::string allowed = g.node("LessOrEqual", "/mask", {cols, rows});
+    const std::string m = g.node("Where", "/mask", {allowed, g.scalar(0.0), g.scalar(-3.4028234663852886e38)});
+    const std::string target = g.node("Concat", "/mask", {batch, g.ints({1}), seq, seq});
+    g.attrInt("axis", 0);
+    return g.node("Expand", "/mask", {m, target});
+}
+
+// LlamaRotaryEmbedding: inv_freq = 1 / theta^(arange(0, d, 2) / d) is a buffer, not a parameter;
+// cos/sin [B, T, d] are computed once per forward from position_ids and shared by every layer.
+void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
+{
+    const HfArch& a = b.a;
+    Graph& g = b.g;
+    const std::string& positions = ss.positions;
+    const std::string &batch = ss.batch, &seq = ss.seq;
+    const std::string s = "/" + root + "/rotary_emb";
+    const std::string even = g.node("Range", s, {g.ints({0}, true), g.ints({a.headDim}, true), g.ints({2}, true)});
+    const std::string evenF = g.node("Cast", s, {even});
+    g.attrInt("to", onnx::TensorProto::FLOAT);
+    const std::string e = g.node("Div", s, {evenF, g.scalar(static_cast<double>(a.headDim))});
+    std::string inv = g.node("Reciprocal", s, {g.node("Pow", s, {g.scalar(b.ropeTheta), e})});
+    inv = g.node("Reshape", s, {inv, g.ints({1, a.headDim / 2, 1})});
+    const std::string invShape = g.node("Concat", s, {batch, g.ints({a.headDim / 2, 1})});
+    g.attrInt("axis", 0);
+    inv = g.node("Expand", s, {inv, invShape});
+    std::string pos = g.node("Cast", s, {positions});
+    g.attrInt("to", onnx::TensorProto::FLOAT);
+    pos = g.node("Unsqueeze", s, {pos, g.ints({0, 1})});
+    const std::string posShape = g.node("Concat", s, {batch, g.ints({1}), seq});
+    g.attrInt("axis", 0);
+    pos = g.node("Expand", s, {pos, posShape});
+    std::string freqs = g.node("Transpose", s, {g.node("MatMul", s, {inv, pos})});
+    g.attrInts("perm", {0, 2, 1});
+    const std::string emb = g.node("Concat", s, {freqs, freqs});
+    g.attrInt("axis", -1);
+    b.cos = g.node("Unsqueeze", s, {g.node("Cos", s, {emb}), g.ints({1})});
+    b.sin = g.node("Unsqueeze", s, {g.node("Sin", s, {emb}), g.ints({1})});
+}
+
+// One GPT-2 block (modeling_gpt2.py GPT2Block): pre-LN attention with a fused c_attn, pre-LN MLP.
+std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& root)
+{
+    const HfArch& a = b.a;
+    Graph& g = b.g;
+    const std::string L = root + ".h." + std::to_string(l);
+    const std::string S = "/" + Builder::dotsToPath(L);
+    const std::string h = b.layerNorm(x, L + ".ln_1", a.hidden);
+    const std::string qkv = b.linear(h, L + ".attn.c_attn", a.hidden, 3 * a.hidden, true);
+    const auto parts = g.nodes("Split", S + "/attn", {qkv, g.ints({a.hidden, a.hidden, a.hidden})}, 3);
+    g.attrInt("axis", -1);
+    const std::string q = b.heads(parts[0], S + "/attn", a.heads);
+    const std::string k = b.heads(parts[1], S + "/attn", a.heads);
+    const std::string v = b.heads(parts[2], S + "/attn", a.heads);
+    const std::string o = b.attention(q, k, v, S + "/attn", 1.0 / std::sqrt(static_cast<double>(a.headDim)));
+    const std::string proj = b.dropoutOf(b.linear(o, L + ".attn.c_proj", a.hidden, a.hidden, true), S + "/attn/resid_dropout");
+    x = g.node("Add", S, {x, proj});
+    const std::string h2 = b.layerNorm(x, L + ".ln_2", a.hidden);
+    const std::string fc = b.linear(h2, L + ".mlp.c_fc", a.hidden, a.intermediate, true);
+    // NewGELUActivation, written out in Python: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+    const std::string s = S + "/mlp/act";
+    std::string inner = g.node("Mul", s, {g.node("Pow", s, {fc, g.scalar(3.0)}), g.scalar(0.044715)});
+    inner = g.node("Mul", s, {g.node("Add", s, {fc, inner}), g.scalar(std::sqrt(2.0 / M_PI))});
+    const std::string act = g.node("Mul", s, {g.node("Mul", s, {fc, g.scalar(0.5)}),
+                                              g.node("Add", s, {g.node("Tanh", s, {inner}), g.scalar(1.0)})});
+    const std::string down = b.dropoutOf(b.linear(act, L + ".mlp.c_proj", a.intermediate, a.hidden, true), S + "/mlp/dropout");
+    return g.node("Add", S, {x, down});
+}
+
+// One Llama-style decoder layer (Llama, Mistral, Qwen2/3, Gemma/Gemma 2, Phi-3): RMSNorm, attention with
+// rotary positions and grouped KV heads, gated MLP.
+std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string& root, const SeqShape& ss)
+{
+    const HfArch& a = b.a;
+    Graph& g = b.g;
+    const std::string &batch = ss.batch, &seq = ss.seq;
+    const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
+    const std::string L = root + ".layers." + std::to_string(l);
+    const std::string S = "/" + Builder::dotsToPath(L);
+    const std::string h = b.rmsNorm(x, L + ".input_layernorm", a.hidden);
+    const std::string A = L + ".self_attn";
+    const std::string AS = S + "/self_attn";
+    std::string q, k, v;
+    if (a.modelType == "phi3") {
+        const std::string qkv = b.linear(h, A + ".qkv_proj", a.hidden, qDim + 2 * kvDim, false);
+        const auto parts = g.nodes("Split", AS, {qkv, g.ints({qDim, kvDim, kvDim})}, 3);
+        g.attrInt("axis", -1);
+        q = b.heads(parts[0], AS, a.heads);
+        k = b.heads(parts[1], AS, a.kvHeads);
+        v = b.heads(parts[2], AS, a.kvHeads);
+    } else {
+        q = b.heads(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), AS, a.heads, a.qkNorm ? A + ".q_norm" : "");
+        k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads, a.qkNorm ? A + ".k_norm" : "");
+        v = b.heads(b.linear(h, A + ".v_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads);
+    }
+    q = b.rotary(q, AS);
+    k = b.rotary(k, AS);
+    k = b.repeatKv(k, AS, batch, seq);
+    v = b.repeatKv(v, AS, batch, seq);
+    // Gemma 2 scales by query_pre_attn_scalar^-0.5 (its configs set it to head_dim)
+    const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
+    std::string o = b.attention(q, k, v, AS, scaling);
+    o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
+    if (a.gemmaNorms)
+        o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
+    x = g.node("Add", S, {x, o});
+    const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"), a.hidden);
+    const std::string M = L + ".mlp";
+    const std::string MS = S + "/mlp";
+    std::string gate, up;
+    if (a.modelType == "phi3") {
+        const std::string gu = b.linear(h2, M + ".gate_up_proj", a.hidden, 2 * a.intermediate, false);
+        const auto parts = g.nodes("Split", MS, {gu, g.ints({a.intermediate, a.intermediate})}, 2);
+        g.attrInt("axis", -1);
+        gate = parts[0];
+        up = parts[1];
+    } else {
+        gate = b.linear(h2, M + ".gate_proj", a.hidden, a.intermediate, false);
+        up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
+    }
+    std::string act;
+    if (a.modelType == "gemma" || a.modelType == "gemma2") {
+        // gelu_pytorch_tanh: one F.gelu(approximate="tanh") call that keeps its input
+        act = g.node("Gelu", MS + "/act_fn", {gate});
+        g.attrString("approximate", "tanh");
+    } else {
+        // SiLU: x * sigmoid(x), as torch.onnx writes F.silu
+        act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
+    }
+    std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj",
+                                a.intermediate, a.hidden, false);
+    if (a.gemmaNorms)
+        down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
+    return g.node("Add", S, {x, down});
+}
+
+// The logits [batch, seq, vocab] as the graph's output.
+void addLogitsOutput(onnx::GraphProto* gp, const std::string& logits, int64_t vocab)
+{
+    auto* out = gp->add_output();
+    out->set_name(logits);
+    auto* ot = out->mutable_type()->mutable_tensor_type();
+    ot->set_elem_type(onnx::TensorProto::FLOAT);
+    ot->mutable_shape()->add_dim()->set_dim_param("batch");
+    ot->mutable_shape()->add_dim()->set_dim_param("seq");
+    ot->mutable_shape()->add_dim()->set_dim_value(vocab);
+}
+
 std::string buildHfModel(const HfArch& a, const std::string& file)
 {
     onnx::ModelProto model;
@@ -419,143 +589,22 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     const std::string root = gpt2 ? "transformer" : "model";
     const std::string embedName = root + (gpt2 ? ".wte" : ".embed_tokens");
     const std::string embedW = g.weight(embedName + ".weight", {a.vocab, a.hidden});
-
-    // batch and seq as 1-D shape pieces, seq as a scalar, from input_ids
-    const std::string shape = g.node("Shape", "", {"input_ids"});
-    const std::string batch = g.node("Slice", "", {shape, g.ints({0}), g.ints({1})});
-    const std::string seq = g.node("Slice", "", {shape, g.ints({1}), g.ints({2})});
-    const std::string seqScalar = g.node("Squeeze", "", {seq, g.ints({0})});
-    const std::string positions = g.node("Range", "", {g.ints({0}, true), seqScalar, g.ints({1}, true)});
-
-    // The causal mask as the eager attention path adds it: [B, 1, T, T], 0 or the dtype's minimum.
-    {
-        const std::string rows = g.node("Unsqueeze", "/mask", {positions, g.ints({1})});
-        const std::string cols = g.node("Unsqueeze", "/mask", {positions, g.ints({0})});
-        const std::string allowed = g.node("LessOrEqual", "/mask", {cols, rows});
-        const std::string m = g.node("Where", "/mask", {allowed, g.scalar(0.0), g.scalar(-3.4028234663852886e38)});
-        const std::string target = g.node("Concat", "/mask", {batch, g.ints({1}), seq, seq});
-        g.attrInt("axis", 0);
-        b.mask = g.node("Expand", "/mask", {m, target});
-    }
+    const SeqShape ss = seqShape(g);
+    b.mask = causalMask(g, ss);
 
     std::string x = g.node("Gather", "/" + Builder::dotsToPath(embedName), {embedW, "input_ids"});
     if (gpt2) {
         b.dropout = a.dropout;
         const std::string pe = g.node("Gather", "/transformer/wpe",
-                                      {g.weight("transformer.wpe.weight", {a.positions, a.hidden}), positions});
+                                      {g.weight("transformer.wpe.weight", {a.positions, a.hidden}), ss.positions});
         x = b.dropoutOf(g.node("Add", "/transformer", {x, pe}), "/transformer/drop");
     } else {
-        // LlamaRotaryEmbedding: inv_freq = 1 / theta^(arange(0, d, 2) / d) is a buffer, not a parameter;
-        // cos/sin [B, T, d] are computed once per forward from position_ids and shared by every layer.
-        const std::string s = "/" + root + "/rotary_emb";
-        const std::string even = g.node("Range", s, {g.ints({0}, true), g.ints({a.headDim}, true), g.ints({2}, true)});
-        const std::string evenF = g.node("Cast", s, {even});
-        g.attrInt("to", onnx::TensorProto::FLOAT);
-        const std::string e = g.node("Div", s, {evenF, g.scalar(static_cast<double>(a.headDim))});
-        std::string inv = g.node("Reciprocal", s, {g.node("Pow", s, {g.scalar(b.ropeTheta), e})});
-        inv = g.node("Reshape", s, {inv, g.ints({1, a.headDim / 2, 1})});
-        const std::string invShape = g.node("Concat", s, {batch, g.ints({a.headDim / 2, 1})});
-        g.attrInt("axis", 0);
-        inv = g.node("Expand", s, {inv, invShape});
-        std::string pos = g.node("Cast", s, {positions});
-        g.attrInt("to", onnx::TensorProto::FLOAT);
-        pos = g.node("Unsqueeze", s, {pos, g.ints({0, 1})});
-        const std::string posShape = g.node("Concat", s, {batch, g.ints({1}), seq});
-        g.attrInt("axis", 0);
-        pos = g.node("Expand", s, {pos, posShape});
-        std::string freqs = g.node("Transpose", s, {g.node("MatMul", s, {inv, pos})});
-        g.attrInts("perm", {0, 2, 1});
-        const std::string emb = g.node("Concat", s, {freqs, freqs});
-        g.attrInt("axis", -1);
-        b.cos = g.node("Unsqueeze", s, {g.node("Cos", s, {emb}), g.ints({1})});
-        b.sin = g.node("Unsqueeze", s, {g.node("Sin", s, {emb}), g.ints({1})});
+        rotaryTables(b, ss, root);
         if (a.modelType == "gemma" || a.modelType == "gemma2") // hidden_states * sqrt(hidden_size)
             x = g.node("Mul", "/" + root, {x, g.scalar(std::sqrt(static_cast<double>(a.hidden)))});
     }
-
-    const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
-    for (int64_t l = 0; l < a.layers; ++l) {
-        const std::string L = root + (gpt2 ? ".h." : ".layers.") + std::to_string(l);
-        const std::string S = "/" + Builder::dotsToPath(L);
-        if (gpt2) {
-            const std::string h = b.layerNorm(x, L + ".ln_1", a.hidden);
-            const std::string qkv = b.linear(h, L + ".attn.c_attn", a.hidden, 3 * a.hidden, true);
-            const auto parts = g.nodes("Split", S + "/attn", {qkv, g.ints({a.hidden, a.hidden, a.hidden})}, 3);
-            g.attrInt("axis", -1);
-            const std::string q = b.heads(parts[0], S + "/attn", a.heads);
-            const std::string k = b.heads(parts[1], S + "/attn", a.heads);
-            const std::string v = b.heads(parts[2], S + "/attn", a.heads);
-            const std::string o = b.attention(q, k, v, S + "/attn", 1.0 / std::sqrt(static_cast<double>(a.headDim)));
-            const std::string proj = b.dropoutOf(b.linear(o, L + ".attn.c_proj", a.hidden, a.hidden, true), S + "/attn/resid_dropout");
-            x = g.node("Add", S, {x, proj});
-            const std::string h2 = b.layerNorm(x, L + ".ln_2", a.hidden);
-            const std::string fc = b.linear(h2, L + ".mlp.c_fc", a.hidden, a.intermediate, true);
-            // NewGELUActivation, written out in Python: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
-            const std::string s = S + "/mlp/act";
-            std::string inner = g.node("Mul", s, {g.node("Pow", s, {fc, g.scalar(3.0)}), g.scalar(0.044715)});
-            inner = g.node("Mul", s, {g.node("Add", s, {fc, inner}), g.scalar(std::sqrt(2.0 / M_PI))});
-            const std::string act = g.node("Mul", s, {g.node("Mul", s, {fc, g.scalar(0.5)}),
-                                                      g.node("Add", s, {g.node("Tanh", s, {inner}), g.scalar(1.0)})});
-            const std::string down = b.dropoutOf(b.linear(act, L + ".mlp.c_proj", a.intermediate, a.hidden, true), S + "/mlp/dropout");
-            x = g.node("Add", S, {x, down});
-            continue;
-        }
-        const std::string h = b.rmsNorm(x, L + ".input_layernorm", a.hidden);
-        const std::string A = L + ".self_attn";
-        const std::string AS = S + "/self_attn";
-        std::string q, k, v;
-        if (a.modelType == "phi3") {
-            const std::string qkv = b.linear(h, A + ".qkv_proj", a.hidden, qDim + 2 * kvDim, false);
-            const auto parts = g.nodes("Split", AS, {qkv, g.ints({qDim, kvDim, kvDim})}, 3);
-            g.attrInt("axis", -1);
-            q = b.heads(parts[0], AS, a.heads);
-            k = b.heads(parts[1], AS, a.kvHeads);
-            v = b.heads(parts[2], AS, a.kvHeads);
-        } else {
-            q = b.heads(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), AS, a.heads, a.qkNorm ? A + ".q_norm" : "");
-            k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads, a.qkNorm ? A + ".k_norm" : "");
-            v = b.heads(b.linear(h, A + ".v_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads);
-        }
-        q = b.rotary(q, AS);
-        k = b.rotary(k, AS);
-        k = b.repeatKv(k, AS, batch, seq);
-        v = b.repeatKv(v, AS, batch, seq);
-        // Gemma 2 scales by query_pre_attn_scalar^-0.5 (its configs set it to head_dim)
-        const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
-        std::string o = b.attention(q, k, v, AS, scaling);
-        o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
-        if (a.gemmaNorms)
-            o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
-        x = g.node("Add", S, {x, o});
-        const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"), a.hidden);
-        const std::string M = L + ".mlp";
-        const std::string MS = S + "/mlp";
-        std::string gate, up;
-        if (a.modelType == "phi3") {
-            const std::string gu = b.linear(h2, M + ".gate_up_proj", a.hidden, 2 * a.intermediate, false);
-            const auto parts = g.nodes("Split", MS, {gu, g.ints({a.intermediate, a.intermediate})}, 2);
-            g.attrInt("axis", -1);
-            gate = parts[0];
-            up = parts[1];
-        } else {
-            gate = b.linear(h2, M + ".gate_proj", a.hidden, a.intermediate, false);
-            up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
-        }
-        std::string act;
-        if (a.modelType == "gemma" || a.modelType == "gemma2") {
-            // gelu_pytorch_tanh: one F.gelu(approximate="tanh") call that keeps its input
-            act = g.node("Gelu", MS + "/act_fn", {gate});
-            g.attrString("approximate", "tanh");
-        } else {
-            // SiLU: x * sigmoid(x), as torch.onnx writes F.silu
-            act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
-        }
-        std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj",
-                                    a.intermediate, a.hidden, false);
-        if (a.gemmaNorms)
-            down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
-        x = g.node("Add", S, {x, down});
-    }
+    for (int64_t l = 0; l < a.layers; ++l)
+        x = gpt2 ? gpt2Block(b, x, l, root) : decoderLayer(b, x, l, root, ss);
     x = gpt2 ? b.layerNorm(x, root + ".ln_f", a.hidden) : b.rmsNorm(x, root + ".norm", a.hidden);
     std::string logits;
     if (a.tied) {
@@ -567,13 +616,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     }
     if (a.finalSoftcap > 0)
         logits = b.softcap(logits, "", a.finalSoftcap);
-    auto* out = gp->add_output();
-    out->set_name(logits);
-    auto* ot = out->mutable_type()->mutable_tensor_type();
-    ot->set_elem_type(onnx::TensorProto::FLOAT);
-    ot->mutable_shape()->add_dim()->set_dim_param("batch");
-    ot->mutable_shape()->add_dim()->set_dim_param("seq");
-    ot->mutable_shape()->add_dim()->set_dim_value(a.vocab);
+    addLogitsOutput(gp, logits, a.vocab);
     return model.SerializeAsString();
 }
 

@@ -417,14 +417,29 @@ struct GraphBuilder {
     }
 
     // --- the graph ---------------------------------------------------------------------------------------
+    // The graph's steps in order: flatten the nodes, stored tensors first, then inputs, then node outputs and
+    // inputs, dangling names, topological order, graph outputs, aliases.
     void build(const onnx::GraphProto& gp)
     {
         for (const onnx::NodeProto& n : gp.node())
             expand(n, 0);
         if (ctx.cancelled())
             fail("cancelled");
+        addStoredTensors(gp);
+        const std::vector<std::pair<int, const onnx::ValueInfoProto*>> inputInfos = addGraphInputs(gp);
+        std::vector<Node> nodes = nodesWithOutputs();
+        wireNodeInputs(nodes);
+        warnDangling(nodes);
+        sortAndWire(nodes);
+        addGraphOutputs(gp);
+        aliasStoredIdentities();
+        if (g)
+            fillShapeGraph(gp, inputInfos);
+    }
 
-        // Stored tensors first, then inputs, then node outputs.
+    // Initializers and sparse initializers (densified: only their size matters).
+    void addStoredTensors(const onnx::GraphProto& gp)
+    {
         for (const onnx::TensorProto& t : gp.initializer()) {
             if (byName.count(t.name())) {
                 warn("initializer '" + t.name() + "' is defined twice; the first definition is used");
@@ -447,6 +462,10 @@ struct GraphBuilder {
             s.hasData = true;
             addStored(idx, s);
         }
+    }
+
+    std::vector<std::pair<int, const onnx::ValueInfoProto*>> addGraphInputs(const onnx::GraphProto& gp)
+    {
         std::vector<std::pair<int, const onnx::ValueInfoProto*>> inputInfos;
         for (const onnx::ValueInfoProto& vi : gp.input()) {
             if (byName.count(vi.name()))
@@ -457,8 +476,12 @@ struct GraphBuilder {
             if (vi.type().has_tensor_type())
                 m.tensors[size_t(idx)].dtype = dtypeFromOnnx(vi.type().tensor_type().elem_type());
         }
+        return inputInfos;
+    }
 
-        // Node outputs. A name produced twice is renamed so the graph stays well formed.
+    // Node outputs. A name produced twice is renamed so the graph stays well formed.
+    std::vector<Node> nodesWithOutputs()
+    {
         std::vector<Node> nodes(flat.size());
         implicitInputs.assign(flat.size(), {});
         for (size_t ni = 0; ni < flat.size(); ++ni) {
@@ -500,7 +523,12 @@ struct GraphBuilder {
             if (n.op == "Constant" && n.domain.empty())
                 constantNode(np, n, ni);
         }
-        // Inputs; names nobody defines are dangling (warned once the subgraph/outer scope is resolved).
+        return nodes;
+    }
+
+    // Inputs; names nobody defines are dangling (warned once the subgraph/outer scope is resolved).
+    void wireNodeInputs(std::vector<Node>& nodes)
+    {
         for (size_t ni = 0; ni < flat.size(); ++ni) {
             const onnx::NodeProto& np = *flat[ni];
             for (const std::string& in : np.input()) {
@@ -519,6 +547,10 @@ struct GraphBuilder {
             if (nodes[ni].hasSubgraphs)
                 subgraphs(np, nodes[ni], ni);
         }
+    }
+
+    void warnDangling(const std::vector<Node>& nodes)
+    {
         for (int idx : danglingTensors) {
             Tensor& t = m.tensors[size_t(idx)];
             if (depth == 0) {
@@ -532,10 +564,10 @@ struct GraphBuilder {
                 t.shape.unknownReason = "dangling input: nothing produces '" + t.name + "'";
             }
         }
+    }
 
-        sortAndWire(nodes);
-
-        // Graph outputs.
+    void addGraphOutputs(const onnx::GraphProto& gp)
+    {
         for (const onnx::ValueInfoProto& vi : gp.output()) {
             auto it = byName.find(vi.name());
             if (it == byName.end()) {
@@ -548,7 +580,11 @@ struct GraphBuilder {
             if (t.dtype == DType::Undefined && vi.type().has_tensor_type())
                 t.dtype = dtypeFromOnnx(vi.type().tensor_type().elem_type());
         }
-        // Identity outputs of stored tensors are the same storage.
+    }
+
+    // Identity outputs of stored tensors are the same storage.
+    void aliasStoredIdentities()
+    {
         for (const Node& n : m.nodes) {
             if (n.op != "Identity" || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0)
                 continue;
@@ -557,8 +593,6 @@ struct GraphBuilder {
             if (root >= 0)
                 m.tensors[size_t(n.outputs[0])].aliasOf = root;
         }
-        if (g)
-            fillShapeGraph(gp, inputInfos);
     }
     std::vector<int> danglingTensors;
     std::vector<size_t> order; // sorted position -> flat index
@@ -737,6 +771,18 @@ struct GraphBuilder {
             g->storedDims[size_t(idx)] = s.dims;
             g->storedValue[size_t(idx)] = s.value;
         }
+        inputSymbols(inputInfos);
+        declaredShapes(gp);
+        for (size_t k = 0; k < m.nodes.size(); ++k) {
+            const Node& n = m.nodes[k];
+            if (n.op != "Constant")
+                g->fallback[k] = std::make_shared<const onnx::NodeProto>(*flat[order[k]]);
+        }
+    }
+
+    // Graph inputs' dims: fixed values, or symbols (dim_param, else "<input>_dim<k>"), at most 31.
+    void inputSymbols(const std::vector<std::pair<int, const onnx::ValueInfoProto*>>& inputInfos)
+    {
         std::map<std::string, int> symByName;
         for (const auto& [idx, vi] : inputInfos) {
             g->isInput[size_t(idx)] = 1;
@@ -774,6 +820,12 @@ struct GraphBuilder {
                 g->inputDims[size_t(idx)].push_back(id);
             }
         }
+    }
+
+    // value_info and graph outputs: static dims, or sympy-style formulas of the symbols.
+    void declaredShapes(const onnx::GraphProto& gp)
+    {
+        const size_t nt = m.tensors.size();
         g->declaredFormula.resize(nt);
         std::vector<std::string> symNames;
         for (const Symbol& s : m.symbols)
@@ -810,11 +862,6 @@ struct GraphBuilder {
             declare(vi);
         for (const auto& vi : gp.output())
             declare(vi);
-        for (size_t k = 0; k < m.nodes.size(); ++k) {
-            const Node& n = m.nodes[k];
-            if (n.op != "Constant")
-                g->fallback[k] = std::make_shared<const onnx::NodeProto>(*flat[order[k]]);
-        }
     }
     std::vector<int> symbolAxis; // per symbol: the axis where it first appears
 };
