@@ -215,6 +215,8 @@ void PdfReport::cover(ReportDocument& doc)
                            .arg(targets.isEmpty() ? tr("PEFT's default targets") : targets.join(QStringLiteral(", ")))
                            .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams)))
                            .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams + f.frozenParams)));
+        if (ft.lora.dtype != "fp32")
+            line += tr("; %1 adapters").arg(qs(ft.lora.dtype).toUpper());
         if (ft.quant != headroom::Quant::None)
             line += tr("; base weights %1%2 (%3), largest dequantized weight %4")
                         .arg(qs(toString(ft.quant)), ft.doubleQuant ? tr(" + double quantization") : QString(),
@@ -401,6 +403,8 @@ void PdfReport::configuration(ReportDocument& doc)
                      const headroom::FineTune& ft = c.finetune;
                      if (ft.lora.r > 0) {
                          QString spec = QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
+                         if (ft.lora.dtype != "fp32")
+                             spec += QStringLiteral(",dtype=") + qs(ft.lora.dtype);
                          QStringList t;
                          for (const std::string& x : ft.lora.targets)
                              t << qs(x);
