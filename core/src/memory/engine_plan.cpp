@@ -434,6 +434,9 @@ PlanOptions planOptions(const Config& config)
         o.quant = ft.quant;
         o.kbitFp32 = o.quant != Quant::None && ft.kbitPrep;
         o.computeBytes = ft.computeBytes;
+        // kbit preparation's fp32 stream gives attention fp32 operands: no flash kernel
+        if (o.kbitFp32)
+            o.lowPrecision = false;
     }
     return o;
 }
