@@ -17,7 +17,8 @@
 // - bitsandbytes nn/modules.py Linear4bit.forward: x = x.to(compute_dtype); bnb.matmul_4bit(x, ...)
 //   .to(inp_dtype): the 4-bit layer's output has its input's dtype, through a compute-dtype copy of the
 //   input and a compute-dtype output (autograd/_functions.py MatMul4Bit saves no activation; its backward
-//   computes grad_A in the compute dtype, which ToCopyBackward casts back).
+//   computes grad_A in the compute dtype, which ToCopyBackward casts back). Linear8bitLt's MatMul8bitLt also
+//   returns A's dtype (int8_scaled_mm(..., dtype=A.dtype)); its int8 transients are not modelled.
 // Under autocast none of this applies here: autocast decides the dtypes (bnb.py skips the casts when
 // torch.is_autocast_enabled(); the engine's autocast classes cover lora's matmuls).
 #include "memory/engine_internal.h"
