@@ -262,6 +262,32 @@ private slots:
         QVERIFY(tinyQLora(false, DtypePolicy::BF16).memory.activationsSaved < bf16.memory.activationsSaved);
     }
 
+    // prepare_model_for_kbit_training calls enable_input_require_grads(): the embedding's output requires
+    // grad, so layer 0's input_layernorm records what layer 1's does; without kbit preparation nothing is
+    // recorded before the first adapter (q_proj's lora_A).
+    void inputRequiresGrad_data()
+    {
+        QTest::addColumn<bool>("kbitPrep");
+        QTest::newRow("kbit") << true;
+        QTest::newRow("no kbit") << false;
+    }
+    void inputRequiresGrad()
+    {
+        QFETCH(bool, kbitPrep);
+        const Evaluation e = tinyQLora(kbitPrep, DtypePolicy::BF16);
+        const Model& m = tinyModel();
+        int64_t layer0 = 0, layer1 = 0;
+        for (size_t n = 0; n < m.nodes.size(); ++n) {
+            const std::string path = m.nodePath(static_cast<int>(n));
+            if (path.starts_with("model/layers.0/input_layernorm/"))
+                layer0 += e.nodes[n].savedBytes;
+            else if (path.starts_with("model/layers.1/input_layernorm/"))
+                layer1 += e.nodes[n].savedBytes;
+        }
+        QVERIFY(layer1 > 0);
+        QCOMPARE(layer0, kbitPrep ? layer1 : int64_t(0));
+    }
+
     // What a 4-bit Linear's forward step allocates (N = 256 tokens, bf16 compute dtype): its output in the
     // input's dtype; with an fp32 input, Linear4bit.forward's x.to(bf16) (N x in x 2) and matmul_4bit's bf16
     // output (N x out x 2), alive together until .to(inp_dtype); with an adapter, bnb.py's result.clone()

@@ -109,6 +109,19 @@ int adapterElemBytes(const Config& config, const Tensor& t)
     return isAdapterName(t.name) ? loraAdapterBytes(config.finetune.lora) : 0;
 }
 
+bool inputEmbeddingRequiresGrad(const Model& m, const PlanOptions& o, const Node& n)
+{
+    // transformers modeling_utils.py enable_input_require_grads: a forward hook on get_input_embeddings()
+    // calls output.requires_grad_(True), so autograd records from the embedding's output on (reentrant
+    // checkpointing needs it); the lookup of a stored floating table by indices is that embedding
+    if (!o.inputRequiresGrad || n.op != "Gather" || n.inputs.size() < 2 || n.inputs[0] < 0)
+        return false;
+    const Tensor* w = &m.tensors[static_cast<size_t>(n.inputs[0])];
+    if (w->aliasOf >= 0)
+        w = &m.tensors[static_cast<size_t>(w->aliasOf)];
+    return w->role == TensorRole::Parameter && w->producer < 0 && isFloating(w->dtype) && w->shape.dims.size() == 2;
+}
+
 std::vector<uint8_t> finetuneActivationElems(const Model& m, const PlanData& p)
 {
     const PlanOptions& o = p.options;

@@ -76,6 +76,7 @@ struct PlanOptions {
     Quant quant = Quant::None;
     bool kbitFp32 = false;
     int computeBytes = 2;
+    bool inputRequiresGrad = false; // transformers' enable_input_require_grads(): the embedding output requires grad
     bool operator==(const PlanOptions&) const = default;
 };
 PlanOptions planOptions(const Config& config);
@@ -120,6 +121,8 @@ int adapterElemBytes(const Config& config, const Tensor& tensor);
 // are built), and the per-unit consequences (a LoRA cast that copies, bitsandbytes' compute-dtype copies).
 std::vector<uint8_t> finetuneActivationElems(const Model& model, const PlanData& plan);
 void adjustFinetuneUnit(const Model& model, const PlanData& plan, Unit& unit);
+// Whether this node is the input embedding lookup whose output enable_input_require_grads() marks.
+bool inputEmbeddingRequiresGrad(const Model& model, const PlanOptions& options, const Node& node);
 bool globMatch(std::string_view pattern, std::string_view text) noexcept;
 
 // Element sizes under the dtype policy (dtype_policy.cpp).

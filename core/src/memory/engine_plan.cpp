@@ -428,6 +428,8 @@ PlanOptions planOptions(const Config& config)
     // finetune/precision.cpp: PEFT's casts and kbit-prep's fp32 parameters, without autocast only
     const FineTune& ft = config.finetune;
     const bool quantPolicy = config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
+    // prepare_model_for_kbit_training(use_gradient_checkpointing=True) calls enable_input_require_grads()
+    o.inputRequiresGrad = ft.quant != Quant::None && ft.kbitPrep;
     if ((ft.lora.r > 0 || ft.quant != Quant::None) && !o.autocast && !quantPolicy) {
         o.streamBytes = o.lowPrecision ? 2 : 4;
         o.adapterBytes = loraAdapterBytes(ft.lora);
@@ -507,6 +509,7 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
                     sources.push_back(s);
         }
         const bool diff = std::find(noGrad.begin(), noGrad.end(), nd.op) == noGrad.end();
+        rg = rg || (dyn && inputEmbeddingRequiresGrad(m, options, nd));
         for (int t : nd.outputs) {
             if (t < 0)
                 continue;
