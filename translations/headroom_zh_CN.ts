@@ -172,6 +172,10 @@
         <translation>PEFT 的默认目标模块</translation>
     </message>
     <message>
+        <source>; %1 adapters</source>
+        <translation>；%1 适配器</translation>
+    </message>
+    <message>
         <source>; base weights %1%2 (%3), largest dequantized weight %4</source>
         <translation>；基础权重 %1%2（%3），最大的反量化权重 %4</translation>
     </message>
@@ -2312,10 +2316,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>微调</translation>
     </message>
     <message>
-        <source>FP32</source>
-        <translation>FP32</translation>
-    </message>
-    <message>
         <source>Double quantization</source>
         <translation>双重量化</translation>
     </message>
@@ -2428,8 +2428,8 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>要加适配器的层，按模块名填写，用逗号分隔（q_proj, v_proj），或填 all-linear 表示除输出层外的所有线性层。留空：使用 PEFT 针对该模型类型的默认值（仅限 config.json；ONNX 文件需要在此填写名称）。</translation>
     </message>
     <message>
-        <source>PEFT keeps adapter weights, their gradients and optimizer state in FP32, also on a 16-bit model.</source>
-        <translation>PEFT 将适配器权重、其梯度和优化器状态保存为 FP32，即使模型是 16 位的也是如此。</translation>
+        <source>The adapters&apos; weights, gradients and optimizer state. FP32 is PEFT&apos;s default, also on a 16-bit model, where each adapted layer then makes an FP32 copy of its input for backward; BF16/FP16 adapters (autocast_adapter_dtype=False) need no copy. Changing it reloads the model.</source>
+        <translation>适配器的权重、梯度和优化器状态所用的精度。FP32 是 PEFT 的默认值，在 16 位模型上也是如此，此时每个加了适配器的层都会为反向传播保存一份 FP32 的输入副本；BF16/FP16 适配器（autocast_adapter_dtype=False）不需要这份副本。更改后会重新加载模型。</translation>
     </message>
     <message>
         <source>bitsandbytes storage of the frozen linear layers: NF4/FP4 about half a byte per weight plus a scale per 64 weights; INT8 one byte per weight plus a scale per row.</source>

@@ -22,8 +22,9 @@ Training set-up
   --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
   --inplace              inplace activations (ReLU(inplace=True) & co.)
   --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable
-  --lora r=R,alpha=A,dropout=P,targets=q_proj,v_proj|all-linear
-                         LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type)
+  --lora r=R,alpha=A,dropout=P,dtype=fp32|bf16|fp16,targets=q_proj,v_proj|all-linear
+                         LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type;
+                         dtype: the adapters', default fp32 as PEFT keeps them)
   --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA)
   --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
   --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)

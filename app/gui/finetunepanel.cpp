@@ -32,7 +32,7 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     , m_alpha(new QDoubleSpinBox(this))
     , m_dropout(new QDoubleSpinBox(this))
     , m_targets(new QLineEdit(this))
-    , m_adapterDtype(new QLabel(tr("FP32"), this))
+    , m_adapterDtype(new QComboBox(this))
     , m_quant(new QComboBox(this))
     , m_doubleQuant(new QCheckBox(tr("Double quantization"), this))
     , m_computeDtype(new QComboBox(this))
@@ -65,6 +65,9 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     for (const char* d : {"bf16", "fp16", "fp32"})
         m_computeDtype->addItem(QString::fromLatin1(d).toUpper(), QString::fromLatin1(d));
     m_kbitPrep->setChecked(true);
+    m_adapterDtype->setObjectName(QStringLiteral("adapterDtype"));
+    for (const char* d : {"fp32", "bf16", "fp16"})
+        m_adapterDtype->addItem(QString::fromLatin1(d).toUpper(), QString::fromLatin1(d));
 
     auto* form = new QFormLayout(this);
     form->addRow(tr("Method:"), m_method);
@@ -102,8 +105,10 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     m_targets->setToolTip(tr("Layers that get adapters, by module name, comma separated (q_proj, v_proj), or "
                              "all-linear for every linear layer but the output layer. Empty: PEFT's default for "
                              "the model type (a config.json only; an ONNX file needs names here)."));
-    m_adapterDtype->setToolTip(tr("PEFT keeps adapter weights, their gradients and optimizer state in FP32, also on "
-                                  "a 16-bit model."));
+    m_adapterDtype->setToolTip(tr("The adapters' weights, gradients and optimizer state. FP32 is PEFT's default, "
+                                  "also on a 16-bit model, where each adapted layer then makes an FP32 copy of its "
+                                  "input for backward; BF16/FP16 adapters (autocast_adapter_dtype=False) need no "
+                                  "copy. Changing it reloads the model."));
     m_quant->setToolTip(tr("bitsandbytes storage of the frozen linear layers: NF4/FP4 about half a byte per weight "
                            "plus a scale per 64 weights; INT8 one byte per weight plus a scale per row."));
     m_doubleQuant->setToolTip(tr("Quantize the 4-bit scales too: about 0.52 instead of 0.56 bytes per weight."));
@@ -114,7 +119,7 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     m_layerCheckpoint->setToolTip(tr("Hugging Face gradient_checkpointing_enable(): every decoder layer keeps only "
                                      "its input, and its activations are rebuilt during backward. Replaces the "
                                      "checkpoint segments above."));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_method, m_rank, m_alpha, m_dropout, m_targets, m_quant,
+    for (QWidget* w : std::initializer_list<QWidget*>{m_method, m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_quant,
                                                       m_doubleQuant, m_computeDtype, m_kbitPrep, m_layerCheckpoint})
         w->setWhatsThis(w->toolTip());
 
@@ -132,6 +137,7 @@ FineTunePanel::FineTunePanel(QWidget* parent)
         emitChanged();
     });
     connect(m_computeDtype, &QComboBox::currentIndexChanged, this, &FineTunePanel::emitChanged);
+    connect(m_adapterDtype, &QComboBox::currentIndexChanged, this, &FineTunePanel::emitChanged);
     for (QCheckBox* box : {m_doubleQuant, m_kbitPrep, m_layerCheckpoint})
         connect(box, &QCheckBox::toggled, this, &FineTunePanel::emitChanged);
     connect(m_peft, &QPushButton::clicked, this, &FineTunePanel::applyPeftDefaults);
@@ -182,6 +188,7 @@ headroom::FineTune FineTunePanel::fineTune() const
     f.lora.dropout = m_dropout->value();
     for (const QString& t : m_targets->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
         f.lora.targets.push_back(t.toStdString());
+    f.lora.dtype = m_adapterDtype->currentData().toString().toStdString();
     if (m == Method::QLoRA) {
         f.quant = static_cast<headroom::Quant>(m_quant->currentData().toInt());
         f.kbitPrep = m_kbitPrep->isChecked();
@@ -204,6 +211,7 @@ void FineTunePanel::applyPeftDefaults()
     m_alpha->setValue(8);
     m_dropout->setValue(0);
     m_targets->clear();
+    selectData(m_adapterDtype, QStringLiteral("fp32"));
     m_quiet = false;
     emit changed();
 }
@@ -223,6 +231,7 @@ void FineTunePanel::applyQLoraPaper()
     m_alpha->setValue(16);
     m_dropout->setValue(0.1);
     m_targets->setText(QStringLiteral("all-linear"));
+    selectData(m_adapterDtype, QStringLiteral("fp32")); // PEFT's default, as the CLI recipe
     m_layerCheckpoint->setChecked(true);
     m_quiet = false;
     emit optimizerRequested(headroom::Optimizer::PagedAdamW);
@@ -237,6 +246,7 @@ void FineTunePanel::saveSettings(QSettings& s) const
     s.setValue(QStringLiteral("alpha"), m_alpha->value());
     s.setValue(QStringLiteral("dropout"), m_dropout->value());
     s.setValue(QStringLiteral("targets"), m_targets->text());
+    s.setValue(QStringLiteral("adapterDtype"), m_adapterDtype->currentData().toString());
     s.setValue(QStringLiteral("quant"), qs(headroom::toString(static_cast<headroom::Quant>(m_quant->currentData().toInt()))));
     s.setValue(QStringLiteral("doubleQuant"), m_doubleQuant->isChecked());
     s.setValue(QStringLiteral("computeDtype"), m_computeDtype->currentData().toString());
@@ -256,6 +266,7 @@ void FineTunePanel::restoreSettings(QSettings& s)
     m_alpha->setValue(s.value(QStringLiteral("alpha"), 8.0).toDouble());
     m_dropout->setValue(s.value(QStringLiteral("dropout"), 0.0).toDouble());
     m_targets->setText(s.value(QStringLiteral("targets")).toString());
+    selectData(m_adapterDtype, s.value(QStringLiteral("adapterDtype"), QStringLiteral("fp32")));
     if (auto q = headroom::parseQuant(s.value(QStringLiteral("quant")).toString().toStdString()); q && *q != headroom::Quant::None)
         selectData(m_quant, static_cast<int>(*q));
     m_doubleQuant->setChecked(s.value(QStringLiteral("doubleQuant"), false).toBool());

@@ -59,7 +59,7 @@ private:
     QDoubleSpinBox* m_alpha;
     QDoubleSpinBox* m_dropout;
     QLineEdit* m_targets;
-    QLabel* m_adapterDtype;
+    QComboBox* m_adapterDtype;
     QComboBox* m_quant;
     QCheckBox* m_doubleQuant;
     QComboBox* m_computeDtype;

@@ -41,6 +41,8 @@ QString PdfReport::fineTuneLine() const
                        .arg(targets.isEmpty() ? tr("PEFT's default targets") : targets.join(QStringLiteral(", ")))
                        .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams)))
                        .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams + f.frozenParams)));
+    if (ft.lora.dtype != "fp32")
+        line += tr("; %1 adapters").arg(qs(ft.lora.dtype).toUpper());
     if (ft.quant != headroom::Quant::None)
         line += tr("; base weights %1%2 (%3), largest dequantized weight %4")
                     .arg(qs(toString(ft.quant)), ft.doubleQuant ? tr(" + double quantization") : QString(),

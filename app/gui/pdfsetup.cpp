@@ -103,6 +103,8 @@ QString PdfReport::cliEquivalent() const
     const headroom::FineTune& ft = c.finetune;
     if (ft.lora.r > 0) {
         QString spec = QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
+        if (ft.lora.dtype != "fp32")
+            spec += QStringLiteral(",dtype=") + qs(ft.lora.dtype);
         QStringList t;
         for (const std::string& x : ft.lora.targets)
             t << qs(x);

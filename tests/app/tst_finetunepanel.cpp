@@ -193,6 +193,39 @@ private slots:
         QVERIFY(!panel.fineTune().doubleQuant);
     }
 
+    // The adapters' dtype box is --lora dtype=: PEFT's fp32 by default and after either recipe; it survives a
+    // restart.
+    void adapterDtype_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::newRow("fp32") << QStringLiteral("fp32");
+        QTest::newRow("bf16") << QStringLiteral("bf16");
+        QTest::newRow("fp16") << QStringLiteral("fp16");
+    }
+    void adapterDtype()
+    {
+        QFETCH(QString, dtype);
+        QSettings s;
+        {
+            FineTunePanel panel;
+            panel.setMethod(FineTunePanel::Method::LoRA);
+            QCOMPARE(QString::fromStdString(panel.fineTune().lora.dtype), QStringLiteral("fp32"));
+            auto* box = panel.findChild<QComboBox*>(QStringLiteral("adapterDtype"));
+            QVERIFY(box);
+            QSignalSpy changed(&panel, &FineTunePanel::changed);
+            selectData(box, dtype);
+            QCOMPARE(changed.size(), dtype == QStringLiteral("fp32") ? 0 : 1);
+            QCOMPARE(QString::fromStdString(panel.fineTune().lora.dtype), dtype);
+            panel.saveSettings(s);
+        }
+        FineTunePanel restored;
+        restored.restoreSettings(s);
+        QCOMPARE(QString::fromStdString(restored.fineTune().lora.dtype), dtype);
+        restored.peftButton()->click();
+        QCOMPARE(QString::fromStdString(restored.fineTune().lora.dtype), QStringLiteral("fp32"));
+        s.remove(QStringLiteral("finetune"));
+    }
+
     void settingsPersist()
     {
         QSettings s;

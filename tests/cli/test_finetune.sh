@@ -41,6 +41,9 @@ check "adamw: paged_optimizer 0" json_field paged_optimizer 0
 check "peft defaults recipe" expect_exit 0 "$cfg" --recipe peft-defaults --json
 check "peft defaults: q,v at r=8" json_field trainable_params 245760
 check "bad lora spec is usage" expect_exit 2 "$cfg" --lora r=0
+check "bf16 adapters exit 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --dtype bf16 --lora r=8,dtype=bf16,targets=q_proj,v_proj --json
+check "bf16 adapters in the finetune block" json_field adapter_dtype '"bf16"'
+check "bad adapter dtype is usage" expect_exit 2 "$cfg" --lora r=8,dtype=int8
 check "quant without lora is usage" expect_exit 2 "$cfg" --quant nf4
 check "bad quant is usage" expect_exit 2 "$cfg" --quant nf3 --lora r=8
 check "no matching target exits 1" expect_exit 1 "$cfg" --lora r=8,targets=c_attn

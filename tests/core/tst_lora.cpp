@@ -248,6 +248,105 @@ private slots:
         QCOMPARE(e.memory.optimizer, n * 8);
     }
 
+    // PEFT's dtype casts (tuners/lora/layer.py Linear.forward, _cast_input_dtype): with fp32 adapters on a
+    // 16-bit model without autocast each wrapped Linear makes its own fp32 copy of x, which lora_A saves
+    // (mm saves self for mat2's gradient; _to_copy saves nothing), and lora_A's output is fp32. tiny_llama:
+    // 4 layers, hidden 256, q_proj and v_proj (256 -> 256) adapted, r 8; N = b x s tokens.
+    void castCopies_data()
+    {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<QString>("adapters");
+        QTest::addColumn<double>("dropout");
+        QTest::addColumn<qint64>("perLayer");   // bytes per layer per token (N), from the rule below
+        QTest::addColumn<qint64>("maskLayers"); // layers whose dropout keeps its 1-byte masks
+        // two fp32 copies of x (2 x 256 x 4) + two fp32 lora_A outputs (2 x 8 x 4)
+        QTest::newRow("bf16 model, fp32 adapters") << int(DtypePolicy::BF16) << "fp32" << 0.0 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(0);
+        QTest::newRow("fp16 model, fp32 adapters") << int(DtypePolicy::FP16) << "fp32" << 0.0 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(0);
+        // no cast: q and v share the bf16 x (256 x 2); two bf16 lora_A outputs (2 x 8 x 2)
+        QTest::newRow("bf16 model, bf16 adapters") << int(DtypePolicy::BF16) << "bf16" << 0.0 << qint64(256 * 2 + 2 * 8 * 2) << qint64(0);
+        // an fp32 model with bf16 adapters: a bf16 copy of x per adapter (2 x 256 x 2) + bf16 outputs (2 x 8 x 2)
+        QTest::newRow("fp32 model, bf16 adapters") << int(DtypePolicy::FP32) << "bf16" << 0.0 << qint64(2 * 256 * 2 + 2 * 8 * 2) << qint64(0);
+        // autocast decides: lora_A's F.linear casts the fp32 x to bf16 per call and saves that copy
+        QTest::newRow("amp-bf16, fp32 adapters") << int(DtypePolicy::AmpBF16) << "fp32" << 0.0 << qint64(2 * 256 * 2 + 2 * 8 * 2) << qint64(0);
+        // dropout runs on the fp32 copy: per adapter the fp32 dropped copy (256 x 4) and, where x requires
+        // grad (layers 1-3), a 1-byte mask (256)
+        QTest::newRow("bf16 model, fp32 adapters, dropout") << int(DtypePolicy::BF16) << "fp32" << 0.05 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(3);
+    }
+    void castCopies()
+    {
+        QFETCH(int, dtype);
+        QFETCH(QString, adapters);
+        QFETCH(double, dropout);
+        QFETCH(qint64, perLayer);
+        QFETCH(qint64, maskLayers);
+        LoraSpec spec{8, 16, dropout, {"q_proj", "v_proj"}};
+        spec.dtype = adapters.toStdString();
+        LoadOptions o;
+        o.lora = spec;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+        Config c = configFor(m, spec, 2, 128);
+        c.dtype = DtypePolicy(dtype);
+        const Evaluation e = evaluate(m, c);
+        int64_t saved = 0, base = 0;
+        for (size_t n = 0; n < m.nodes.size(); ++n) {
+            const std::string path = m.nodePath(static_cast<int>(n));
+            if (path.find("/lora_") != std::string::npos)
+                saved += e.nodes[n].savedBytes;
+            else if (path.find("_proj/MatMul") != std::string::npos)
+                base += e.nodes[n].savedBytes;
+        }
+        const int64_t N = 2 * 128;
+        QCOMPARE(saved, 4 * perLayer * N + maskLayers * 2 * N * 256);
+        QCOMPARE(base, int64_t(0));
+    }
+
+    // What each step of layer 1's q_proj allocates in forward (bf16 model, r 8, N = 256 tokens): the cast
+    // copy of x, then fp32 adapter outputs, the add promoted to fp32 (bf16 + fp32) and the cast back
+    // (result.to(torch_result_dtype)); with bf16 adapters every cast is x itself.
+    void castSteps_data()
+    {
+        QTest::addColumn<QString>("adapters");
+        QTest::addColumn<QString>("node");
+        QTest::addColumn<qint64>("bytes");
+        const qint64 N = 256;
+        QTest::newRow("fp32 cast_in") << "fp32" << "lora_cast_in/Cast" << N * 256 * 4;
+        QTest::newRow("fp32 lora_A") << "fp32" << "lora_A/default/MatMul" << N * 8 * 4;
+        QTest::newRow("fp32 lora_B") << "fp32" << "lora_B/default/MatMul" << N * 256 * 4;
+        QTest::newRow("fp32 cast_out") << "fp32" << "lora_cast_out/Cast" << qint64(0);
+        QTest::newRow("fp32 add") << "fp32" << "lora_add/Add" << N * 256 * 4;
+        QTest::newRow("fp32 cast_result") << "fp32" << "lora_cast_result/Cast" << N * 256 * 2;
+        QTest::newRow("bf16 cast_in") << "bf16" << "lora_cast_in/Cast" << qint64(0);
+        QTest::newRow("bf16 lora_B") << "bf16" << "lora_B/default/MatMul" << N * 256 * 2;
+        QTest::newRow("bf16 add") << "bf16" << "lora_add/Add" << N * 256 * 2;
+        QTest::newRow("bf16 cast_result") << "bf16" << "lora_cast_result/Cast" << qint64(0);
+    }
+    void castSteps()
+    {
+        QFETCH(QString, adapters);
+        QFETCH(QString, node);
+        QFETCH(qint64, bytes);
+        LoraSpec spec = specFor("lora_r8_attn");
+        spec.dtype = adapters.toStdString();
+        LoadOptions o;
+        o.lora = spec;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+        Config c = configFor(m, spec, 2, 128);
+        c.dtype = DtypePolicy::BF16;
+        const Evaluation e = evaluate(m, c);
+        const std::string want = "layers.1/self_attn/q_proj/" + node.toStdString();
+        int64_t before = -1, got = -1;
+        for (const TimelinePoint& p : e.timeline) {
+            if (p.phase != Phase::Forward)
+                continue;
+            if (p.node >= 0 && m.nodePath(p.node).ends_with(want)) {
+                got = p.high - before;
+                break;
+            }
+            before = p.allocated;
+        }
+        QCOMPARE(got, int64_t(bytes));
+    }
+
     void badSpecs_data()
     {
         QTest::addColumn<QString>("text");
@@ -258,8 +357,7 @@ private slots:
         QTest::newRow("unknown key") << "rank=8" << "unknown key 'rank' (r, alpha, dropout, dtype, targets)";
         QTest::newRow("unknown non-numeric key") << "init=gaussian" << "unknown key 'init' (r, alpha, dropout, dtype, targets)";
         QTest::newRow("bad alpha") << "alpha=big" << "'alpha' needs a number, got 'big'";
-        // 16-bit adapters are not modelled: refused in one line, not read as fp32
-        QTest::newRow("bf16 adapters") << "r=8,dtype=bf16" << "dtype=bf16: only PEFT's default fp32 adapters are modelled (dtype=fp32)";
+        QTest::newRow("bad adapter dtype") << "r=8,dtype=int8" << "dtype=int8: expected fp32, bf16 or fp16";
         QTest::newRow("empty targets") << "targets=" << "targets= needs module names (q_proj,v_proj) or all-linear";
     }
     void badSpecs()

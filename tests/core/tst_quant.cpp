@@ -8,6 +8,37 @@
 
 using namespace headroom;
 
+namespace {
+
+const Model& tinyModel()
+{
+    static const Model m = [] {
+        LoadOptions o;
+        o.lora = LoraSpec{8, 16, 0, {"q_proj", "v_proj"}};
+        return loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+    }();
+    return m;
+}
+
+Evaluation tinyQLora(bool kbitPrep, DtypePolicy dtype)
+{
+    const Model& m = tinyModel();
+    Config c;
+    c.dtype = dtype;
+    c.optimizer = Optimizer::AdamW;
+    c.allocator = AllocatorMode::Exact;
+    c.symbols = m.defaultBindings();
+    c.symbols[static_cast<size_t>(m.batchSymbol)] = 2;
+    c.symbols[static_cast<size_t>(m.symbolIndex("seq"))] = 128;
+    c.freeze = loraFreezePatterns();
+    c.finetune.lora = LoraSpec{8, 16, 0, {"q_proj", "v_proj"}};
+    c.finetune.quant = Quant::NF4;
+    c.finetune.kbitPrep = kbitPrep;
+    return evaluate(m, c);
+}
+
+} // namespace
+
 class TestQuant : public QObject
 {
     Q_OBJECT
@@ -183,6 +214,116 @@ private slots:
             c.dtype = DtypePolicy::FP32;
         QCOMPARE(optimizerStateBytes(c, {numel}), int64_t(total));
         QCOMPARE(pagedOptimizerBytes(c, {numel}), int64_t(paged));
+    }
+
+    // prepare_model_for_kbit_training (peft/utils/other.py) casts every fp16/bf16 parameter that is not
+    // Params4bit to fp32: the embedding's output is fp32, each norm's `weight * x` promotes to fp32, and
+    // bitsandbytes' Linear4bit returns its input's dtype (matmul_4bit(...).to(inp_dtype)), so on a bf16 model
+    // the residual stream, the 4-bit layers' outputs and the logits are fp32 (4 bytes); without kbit
+    // preparation they stay bf16 (2 bytes). tiny_llama (hidden 256, vocab 8000), QLoRA NF4 r8 on q,v, b2 s128.
+    void kbitStream_data()
+    {
+        QTest::addColumn<bool>("kbitPrep");
+        QTest::addColumn<QString>("node");
+        QTest::addColumn<int>("elem");
+        const char* nodes[] = {"model/embed_tokens/Gather", "model/layers.1/Add", "model/layers.1/input_layernorm/Mul",
+                               "model/layers.1/self_attn/q_proj/MatMul", "model/layers.1/mlp/down_proj/MatMul",
+                               "lm_head/MatMul"};
+        for (const char* n : nodes) {
+            QTest::newRow(qPrintable(QString("kbit %1").arg(n))) << true << QString(n) << 4;
+            QTest::newRow(qPrintable(QString("no kbit %1").arg(n))) << false << QString(n) << 2;
+        }
+    }
+    void kbitStream()
+    {
+        QFETCH(bool, kbitPrep);
+        QFETCH(QString, node);
+        QFETCH(int, elem);
+        const Evaluation e = tinyQLora(kbitPrep, DtypePolicy::BF16);
+        const Model& m = tinyModel();
+        bool found = false;
+        for (size_t n = 0; n < m.nodes.size() && !found; ++n) {
+            if (m.nodePath(static_cast<int>(n)) != node.toStdString())
+                continue;
+            found = true;
+            const int64_t numel = e.shapes.numel[static_cast<size_t>(m.nodes[n].outputs[0])];
+            QCOMPARE(e.nodes[n].outputBytes, numel * elem);
+        }
+        QVERIFY(found);
+    }
+
+    // With kbit preparation every activation is fp32 whatever --dtype says, so a bf16 model keeps what the
+    // fp32 one keeps.
+    void kbitSavesAsFp32()
+    {
+        const Evaluation bf16 = tinyQLora(true, DtypePolicy::BF16);
+        const Evaluation fp32 = tinyQLora(true, DtypePolicy::FP32);
+        QCOMPARE(bf16.memory.activationsSaved, fp32.memory.activationsSaved);
+        QVERIFY(tinyQLora(false, DtypePolicy::BF16).memory.activationsSaved < bf16.memory.activationsSaved);
+    }
+
+    // prepare_model_for_kbit_training calls enable_input_require_grads(): the embedding's output requires
+    // grad, so layer 0's input_layernorm records what layer 1's does; without kbit preparation nothing is
+    // recorded before the first adapter (q_proj's lora_A).
+    void inputRequiresGrad_data()
+    {
+        QTest::addColumn<bool>("kbitPrep");
+        QTest::newRow("kbit") << true;
+        QTest::newRow("no kbit") << false;
+    }
+    void inputRequiresGrad()
+    {
+        QFETCH(bool, kbitPrep);
+        const Evaluation e = tinyQLora(kbitPrep, DtypePolicy::BF16);
+        const Model& m = tinyModel();
+        int64_t layer0 = 0, layer1 = 0;
+        for (size_t n = 0; n < m.nodes.size(); ++n) {
+            const std::string path = m.nodePath(static_cast<int>(n));
+            if (path.starts_with("model/layers.0/input_layernorm/"))
+                layer0 += e.nodes[n].savedBytes;
+            else if (path.starts_with("model/layers.1/input_layernorm/"))
+                layer1 += e.nodes[n].savedBytes;
+        }
+        QVERIFY(layer1 > 0);
+        QCOMPARE(layer0, kbitPrep ? layer1 : int64_t(0));
+    }
+
+    // What a 4-bit Linear's forward step allocates (N = 256 tokens, bf16 compute dtype): its output in the
+    // input's dtype; with an fp32 input, Linear4bit.forward's x.to(bf16) (N x in x 2) and matmul_4bit's bf16
+    // output (N x out x 2), alive together until .to(inp_dtype); with an adapter, bnb.py's result.clone()
+    // (N x out in the output's dtype) after them. The dequantized weight is counted separately.
+    void linear4bitStep_data()
+    {
+        QTest::addColumn<bool>("kbitPrep");
+        QTest::addColumn<QString>("node");
+        QTest::addColumn<qint64>("bytes");
+        const qint64 N = 256;
+        // 4N x 256 output + max(2N x (256 + 256) copies, 4N x 256 clone)
+        QTest::newRow("kbit q_proj") << true << "model/layers.1/self_attn/q_proj/MatMul" << 4 * N * 256 + 4 * N * 256;
+        // 4N x 688 output + 2N x (256 + 688) copies, no adapter
+        QTest::newRow("kbit gate_proj") << true << "model/layers.1/mlp/gate_proj/MatMul" << 4 * N * 688 + 2 * N * (256 + 688);
+        // bf16 in, bf16 out: no copies; the clone of q_proj's bf16 output
+        QTest::newRow("no kbit q_proj") << false << "model/layers.1/self_attn/q_proj/MatMul" << 2 * N * 256 + 2 * N * 256;
+        QTest::newRow("no kbit gate_proj") << false << "model/layers.1/mlp/gate_proj/MatMul" << 2 * N * 688;
+    }
+    void linear4bitStep()
+    {
+        QFETCH(bool, kbitPrep);
+        QFETCH(QString, node);
+        QFETCH(qint64, bytes);
+        const Evaluation e = tinyQLora(kbitPrep, DtypePolicy::BF16);
+        const Model& m = tinyModel();
+        int64_t before = -1, got = -1;
+        for (const TimelinePoint& p : e.timeline) {
+            if (p.phase != Phase::Forward)
+                continue;
+            if (p.node >= 0 && m.nodePath(p.node) == node.toStdString()) {
+                got = p.high - before;
+                break;
+            }
+            before = p.allocated;
+        }
+        QCOMPARE(got, int64_t(bytes));
     }
 
     // The QLoRA recipe on Llama-3.1-8B with paged AdamW: the adapters' state leaves the peak for the

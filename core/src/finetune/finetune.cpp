@@ -67,10 +67,16 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
             break;
         }
         if (key == "dtype") {
-            // PEFT >= 0.12 keeps adapters in fp32 (autocast_adapter_dtype=True); 16-bit adapters and the cast
-            // copies around fp32 ones on a 16-bit model are not modelled yet: say so rather than guess.
-            if (val != "fp32" && val != "float32")
-                return "dtype=" + std::string(val) + ": only PEFT's default fp32 adapters are modelled (dtype=fp32)";
+            // PEFT >= 0.12 keeps adapters in fp32 (autocast_adapter_dtype=True); 16-bit adapters are
+            // autocast_adapter_dtype=False on a 16-bit model, or adapters cast after get_peft_model
+            if (val == "fp32" || val == "float32")
+                spec.dtype = "fp32";
+            else if (val == "bf16" || val == "bfloat16")
+                spec.dtype = "bf16";
+            else if (val == "fp16" || val == "float16")
+                spec.dtype = "fp16";
+            else
+                return "dtype=" + std::string(val) + ": expected fp32, bf16 or fp16";
         } else if (key == "r" || key == "alpha" || key == "dropout") {
             const auto v = number(val);
             if (!v)
@@ -95,6 +101,11 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
     }
     out = spec;
     return std::nullopt;
+}
+
+int loraAdapterBytes(const LoraSpec& spec) noexcept
+{
+    return spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4;
 }
 
 std::vector<std::string> loraFreezePatterns()

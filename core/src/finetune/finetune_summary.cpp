@@ -21,7 +21,6 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
     const PlanData p = buildPlan(m, planOptions(config));
     const FineTune& ft = config.finetune;
     FineTuneSummary s;
-    const int gradElem = gradElemBytes(config);
     for (int t : p.trainable) {
         const size_t i = static_cast<size_t>(t);
         const int64_t n = i < e.shapes.numel.size() ? std::max<int64_t>(e.shapes.numel[i], 0) : 0;
@@ -30,13 +29,13 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
         if (!p.frozen[i]) {
             s.trainableParams += n;
             if (adapter) {
-                const bool fp32 = isFp32Adapter(config, tensor);
-                Config c32 = config;
-                c32.dtype = DtypePolicy::FP32;
+                const int elem = adapterElemBytes(config, tensor);
+                Config ac = config;
+                ac.dtype = elem == 2 ? DtypePolicy::BF16 : DtypePolicy::FP32;
                 s.adapterParams += n;
-                s.adapterBytes += fp32 ? checkedMul(n, 4).value_or(0) : paramBytes(config, tensor.dtype, n);
-                s.adapterGradientBytes += checkedMul(n, fp32 ? 4 : gradElem).value_or(0);
-                s.adapterOptimizerBytes += optimizerStateBytes(fp32 ? c32 : config, dimsOf(tensor));
+                s.adapterBytes += checkedMul(n, elem).value_or(0);
+                s.adapterGradientBytes += checkedMul(n, elem).value_or(0);
+                s.adapterOptimizerBytes += optimizerStateBytes(ac, dimsOf(tensor));
             }
             continue;
         }

@@ -70,7 +70,7 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         graphOutputs.push_back(o.name());
 
     // A Linear: MatMul(x, W) with W stored as [in, out], or as W^T through a Transpose (tied heads, exports).
-    struct Linear { int in = 0; int64_t inDim = 0, outDim = 0; std::string module; };
+    struct Linear { int in = 0; int64_t inDim = 0, outDim = 0; std::string module; int dtype = onnx::TensorProto::FLOAT; };
     std::vector<Linear> found;
     for (int i = 0; i < g->node_size(); ++i) {
         const onnx::NodeProto& n = g->node(i);
@@ -101,6 +101,7 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         l.inDim = transposed ? w->dims(1) : w->dims(0);
         l.outDim = transposed ? w->dims(0) : w->dims(1);
         l.module = module;
+        l.dtype = w->data_type();
         found.push_back(l);
     }
     if (found.empty()) {
@@ -153,7 +154,18 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         const std::string scope = base->name().substr(0, base->name().rfind('/'));
         const std::string y = base->output(0);
         base->set_output(0, y + "_lora_base");
-        std::string x = base->input(0);
+        // PEFT's dtype casts around the adapter (_cast_input_dtype, and the casts back to the base result's
+        // dtype): same-dtype casts, which PyTorch skips; finetune/precision.cpp decides per configuration
+        // whether each one copies
+        auto cast = [&](const std::string& what, const std::string& in) {
+            onnx::NodeProto* c = add("Cast", scope + "/" + what + "/Cast", {in});
+            auto* to = c->add_attribute();
+            to->set_name("to");
+            to->set_type(onnx::AttributeProto::INT);
+            to->set_i(l.dtype); // the graph's own dtype: every cast here is a no-op in the file
+            return c->output(0);
+        };
+        std::string x = cast("lora_cast_in", base->input(0));
         if (spec.dropout > 0) {
             onnx::NodeProto* d = add("Dropout", scope + "/lora_dropout/default/Dropout", {x, scalar(spec.dropout)});
             onnx::TensorProto* t = g->add_initializer();
@@ -168,8 +180,9 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         const std::string b = add("MatMul", scope + "/lora_B/default/MatMul",
                                   {a, weight(l.module + ".lora_B.default.weight", spec.r, l.outDim)})->output(0);
         const std::string s = add("Mul", scope + "/lora_scaling/Mul", {b, scalar(spec.alpha / spec.r)})->output(0);
-        onnx::NodeProto* sum = add("Add", scope + "/lora_add/Add", {y + "_lora_base", s});
-        sum->set_output(0, y);
+        const std::string sum = add("Add", scope + "/lora_add/Add", {y + "_lora_base", cast("lora_cast_out", s)})->output(0);
+        cast("lora_cast_result", sum);
+        g->mutable_node(g->node_size() - 1)->set_output(0, y);
     }
 }
 

@@ -46,12 +46,6 @@ std::vector<uint8_t> quantizableWeights(const Model& m)
     return flag;
 }
 
-bool isFp32Adapter(const Config& config, const Tensor& t)
-{
-    const bool pure16 = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16;
-    return pure16 && (t.name.find(".lora_A.") != std::string::npos || t.name.find(".lora_B.") != std::string::npos);
-}
-
 int64_t quantizedBytes(const FineTune& f, int64_t numel, int64_t rows)
 {
     if (f.quant == Quant::Int8)

@@ -32,6 +32,9 @@ int64_t activationBytes(const Config& config, const PlanData& plan, int tensor, 
             elem = 2;
         else if (autocast(config.dtype) && plan.amp16[static_cast<size_t>(tensor)])
             elem = 2;
+        // PEFT's adapter casts and kbit preparation's fp32 stream (finetune/precision.cpp)
+        if (static_cast<size_t>(tensor) < plan.actElem.size() && plan.actElem[static_cast<size_t>(tensor)])
+            elem = plan.actElem[static_cast<size_t>(tensor)];
     }
     return checkedMul(numel, elem).value_or(0);
 }

@@ -90,26 +90,29 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             s.dequantTransient = std::max(s.dequantTransient, checkedMul(n, ft.computeBytes).value_or(0));
             continue;
         }
-        // PEFT >= 0.12 keeps adapters in fp32 on a 16-bit model (autocast_adapter_dtype=True in
-        // LoraLayer.update_layer -> _cast_adapter_dtype): fp32 weights, gradients and optimizer state
-        const bool fp32Adapter = isFp32Adapter(config, m.tensors[static_cast<size_t>(t)]);
+        // LoRA adapters keep their own dtype whatever the policy (PEFT >= 0.12: fp32, autocast_adapter_dtype=True
+        // in LoraLayer.update_layer -> _cast_adapter_dtype; --lora dtype=bf16|fp16: 16-bit): weights, gradients
+        // and optimizer state in it (torch optimizers' state is zeros_like the parameter)
+        const int adapterElem = adapterElemBytes(config, m.tensors[static_cast<size_t>(t)]);
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
-        const int64_t w = fp32Adapter || (ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype))
+        const int64_t w = adapterElem ? checkedMul(n, adapterElem).value_or(0)
+            : ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype)
                               ? checkedMul(n, 4).value_or(0)
                               : paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
         s.weightBytes[static_cast<size_t>(t)] = w;
         s.persistentWeights += w;
         if (train && !p.frozen[static_cast<size_t>(t)]) {
-            Config fp32 = config;
-            fp32.dtype = DtypePolicy::FP32;
-            s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
-            const Config& oc = fp32Adapter ? fp32 : config;
+            Config adapterConfig = config;
+            adapterConfig.dtype = adapterElem == 2 ? DtypePolicy::BF16 : DtypePolicy::FP32;
+            s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, adapterElem ? adapterElem : gradElem).value_or(0);
+            const Config& oc = adapterElem ? adapterConfig : config;
             const std::vector<int64_t> dims = staticDims(m, t);
             const int64_t paged = pagedOptimizerBytes(oc, dims);
             s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
             s.pagedOptimizer += paged;
-            if (config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16)
+            // fp32 adapters need no fp32 master copy
+            if ((config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16) && adapterElem != 4)
                 s.master += checkedMul(n, 4).value_or(0);
         }
     }

@@ -68,6 +68,15 @@ struct PlanOptions {
     TorchVersion torch = TorchVersion::V2;
     bool lowPrecision = false; // 16-bit compute (fp16/bf16, AMP, mixed): SDPA can pick flash attention
     bool autocast = false;     // AMP: activation cast copies are what lower-precision ops save
+    // Fine-tuning precision without autocast (finetune/precision.cpp): the activation element size of the
+    // policy (0: the pass is off), the LoRA adapters' element size, bitsandbytes quantization, whether
+    // prepare_model_for_kbit_training made the other parameters fp32, and the 4-bit layers' compute size.
+    int streamBytes = 0;
+    int adapterBytes = 4;
+    Quant quant = Quant::None;
+    bool kbitFp32 = false;
+    int computeBytes = 2;
+    bool inputRequiresGrad = false; // transformers' enable_input_require_grads(): the embedding output requires grad
     bool operator==(const PlanOptions&) const = default;
 };
 PlanOptions planOptions(const Config& config);
@@ -93,6 +102,7 @@ struct PlanData {
     std::vector<int> buffers;            // buffer tensors
     std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;    // weights bitsandbytes would quantize (quant_weights.cpp)
+    std::vector<uint8_t> actElem;        // activation element size set by fine-tuning precision (0: the policy's)
     int lossTensor = -1;                 // the first graph output
     std::vector<std::string> warnings;
 };
@@ -104,8 +114,15 @@ bool isViewOp(const std::string& op) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
 std::vector<uint8_t> quantizableWeights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
-// A LoRA adapter that PEFT keeps in fp32 although the policy makes parameters 16-bit.
-bool isFp32Adapter(const Config& config, const Tensor& tensor);
+// A LoRA adapter's element size (4: PEFT's default fp32, 2: --lora dtype=bf16|fp16); 0 for other tensors.
+int adapterElemBytes(const Config& config, const Tensor& tensor);
+// Fine-tuning precision (finetune/precision.cpp): each activation's element size where PEFT's dtype casts
+// and prepare_model_for_kbit_training's fp32 parameters make it differ from the policy (before the units
+// are built), and the per-unit consequences (a LoRA cast that copies, bitsandbytes' compute-dtype copies).
+std::vector<uint8_t> finetuneActivationElems(const Model& model, const PlanData& plan);
+void adjustFinetuneUnit(const Model& model, const PlanData& plan, Unit& unit);
+// Whether this node is the input embedding lookup whose output enable_input_require_grads() marks.
+bool inputEmbeddingRequiresGrad(const Model& model, const PlanOptions& options, const Node& node);
 bool globMatch(std::string_view pattern, std::string_view text) noexcept;
 
 // Element sizes under the dtype policy (dtype_policy.cpp).

@@ -425,6 +425,21 @@ PlanOptions planOptions(const Config& config)
     default:
         break;
     }
+    // finetune/precision.cpp: PEFT's casts and kbit-prep's fp32 parameters, without autocast only
+    const FineTune& ft = config.finetune;
+    const bool quantPolicy = config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
+    // prepare_model_for_kbit_training(use_gradient_checkpointing=True) calls enable_input_require_grads()
+    o.inputRequiresGrad = ft.quant != Quant::None && ft.kbitPrep;
+    if ((ft.lora.r > 0 || ft.quant != Quant::None) && !o.autocast && !quantPolicy) {
+        o.streamBytes = o.lowPrecision ? 2 : 4;
+        o.adapterBytes = loraAdapterBytes(ft.lora);
+        o.quant = ft.quant;
+        o.kbitFp32 = o.quant != Quant::None && ft.kbitPrep;
+        o.computeBytes = ft.computeBytes;
+        // kbit preparation's fp32 stream gives attention fp32 operands: no flash kernel
+        if (o.kbitFp32)
+            o.lowPrecision = false;
+    }
     return o;
 }
 
@@ -494,6 +509,7 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
                     sources.push_back(s);
         }
         const bool diff = std::find(noGrad.begin(), noGrad.end(), nd.op) == noGrad.end();
+        rg = rg || (dyn && inputEmbeddingRequiresGrad(m, options, nd));
         for (int t : nd.outputs) {
             if (t < 0)
                 continue;
@@ -558,10 +574,12 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     // nonContig: 1 strided (Split/Slice/Expand), 2 permuted (Transpose): reshaping a permuted view copies.
     std::map<std::string, int> unknownOps;
     std::map<std::string, std::string> unknownFirst;
+    p.actElem = finetuneActivationElems(m, p);
     for (Unit& u : p.units) {
         const Node& nd = m.nodes[static_cast<size_t>(u.head)];
         if (u.kind == UnitKind::Op) {
             applyOpRule(m, p, u);
+            adjustFinetuneUnit(m, p, u);
             if (u.conservative) {
                 ++unknownOps[nd.op];
                 if (!unknownFirst.count(nd.op))

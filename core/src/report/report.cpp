@@ -198,7 +198,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         std::vector<std::string> targets = c.finetune.lora.targets;
         j["finetune"] = {
             {"method", f.method}, {"rank", c.finetune.lora.r}, {"alpha", c.finetune.lora.alpha},
-            {"dropout", c.finetune.lora.dropout}, {"targets", targets},
+            {"dropout", c.finetune.lora.dropout}, {"targets", targets}, {"adapter_dtype", c.finetune.lora.dtype},
             {"quantization", std::string(toString(c.finetune.quant))}, {"double_quant", c.finetune.doubleQuant},
             {"compute_dtype", c.finetune.computeDtype}, {"kbit_prep", c.finetune.kbitPrep},
             {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},

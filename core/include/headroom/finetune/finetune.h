@@ -14,8 +14,13 @@ struct LoraSpec {
     double alpha = 8;
     double dropout = 0;
     std::vector<std::string> targets;   // module-name suffixes; {"all-linear"}; empty: PEFT's default
+    // The adapters' dtype: "fp32" (PEFT >= 0.12, autocast_adapter_dtype=True), or "bf16"/"fp16"
+    // (autocast_adapter_dtype=False on a 16-bit model, or the adapters cast after get_peft_model)
+    std::string dtype = "fp32";
     bool operator==(const LoraSpec&) const = default;
 };
+// Bytes per adapter element: 4 for fp32, 2 for bf16/fp16.
+int loraAdapterBytes(const LoraSpec& spec) noexcept;
 
 // bitsandbytes weight quantization of every Linear but the output embedding.
 enum class Quant : uint8_t { None, NF4, FP4, Int8 };
