@@ -1,7 +1,7 @@
 // Scale (issue 16, docs/BENCHMARKS.md "Scale"): import and one slider tick (evaluate with the kept plan,
 // caching allocator) on the deep residual chain (MatMul -> Add -> Relu -> residual Add, d = 256) and on the
 // synthetic transformer repeated to the same node counts, so the growth exponent 10k -> 100k can be read.
-//   build/release/tests/bench_scale --benchmark_min_time=0.5s
+//   build/release/tests/bench_scale --benchmark_min_time=0.5
 //   build/release/tests/bench_scale --write DIR   writes chain_<N>.onnx and transformer_<N>.onnx for the CLI
 //     (headroom-cli DIR/chain_20k.onnx --batch 8 --set seq=128 --bench 20)
 #include "headroom/memory/engine.h"

@@ -3,6 +3,7 @@
 #include "headroom/memory/engine.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ struct PlanOptions {
 };
 PlanOptions planOptions(const Config& config);
 
+struct SimCache; // timeline_program.h
+std::shared_ptr<SimCache> newSimCache();
+
 struct PlanData {
     const Model* model = nullptr;
     std::vector<std::string> freeze;
@@ -95,6 +99,8 @@ struct PlanData {
     std::vector<uint8_t> quantizable;    // weights bitsandbytes would quantize (quant_weights.cpp)
     int lossTensor = -1;                 // the first graph output
     std::vector<std::string> warnings;
+    // The simulated iteration's recorded structure per switch setting, reused by every tick (timeline.cpp)
+    std::shared_ptr<SimCache> simCache;
 };
 
 PlanData buildPlan(const Model& model, const PlanOptions& options);

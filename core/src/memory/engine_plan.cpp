@@ -757,6 +757,7 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             }
         }
     // frozen parameters that are not consumed by anything that needs them are still weights
+    p.simCache = newSimCache();
     return p;
 }
 
