@@ -5,6 +5,7 @@
 #include "headroom/hardware/allocator.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <memory_resource>
 #include <set>
@@ -63,8 +64,47 @@ struct ByAddr {
     bool operator()(const Block* a, const Block* b) const { return a->addr < b->addr; }
 };
 
-// The sets' nodes come from one pool per model: a replay inserts and erases a node per event, and the
-// general-purpose heap made that the replay's largest cost (issue 16).
+// The sets' nodes: a replay inserts and erases a node per event, and the general-purpose heap made that the
+// replay's largest cost (issue 16). Nodes come in one or two sizes, so freed ones are kept per size and
+// handed out again; everything goes back when the model does.
+class NodeRecycler final : public std::pmr::memory_resource
+{
+    struct Bin {
+        size_t bytes = 0, align = 0;
+        std::vector<void*> free;
+    };
+    std::array<Bin, 4> m_bins;
+    std::pmr::monotonic_buffer_resource m_arena;
+
+    Bin* bin(size_t bytes, size_t align)
+    {
+        for (Bin& b : m_bins) {
+            if (b.bytes == 0) {
+                b.bytes = bytes;
+                b.align = align;
+            }
+            if (b.bytes == bytes && b.align == align)
+                return &b;
+        }
+        return nullptr;
+    }
+    void* do_allocate(size_t bytes, size_t align) override
+    {
+        if (Bin* b = bin(bytes, align); b && !b->free.empty()) {
+            void* p = b->free.back();
+            b->free.pop_back();
+            return p;
+        }
+        return m_arena.allocate(bytes, align);
+    }
+    void do_deallocate(void* p, size_t bytes, size_t align) override
+    {
+        if (Bin* b = bin(bytes, align))
+            b->free.push_back(p);
+    }
+    bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+};
+
 struct Pool {
     explicit Pool(std::pmr::memory_resource* nodes) : blocks(nodes), unmapped(nodes) {}
     bool isSmall = false;
@@ -82,7 +122,7 @@ struct CachingAllocatorModel::Impl {
 
     AllocatorMode mode;
     AllocatorOptions options;
-    std::pmr::unsynchronized_pool_resource nodes;
+    NodeRecycler nodes;
     Pool small;
     Pool large;
     std::deque<Block> storage;

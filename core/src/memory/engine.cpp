@@ -40,6 +40,21 @@ std::string_view toString(Phase p) noexcept
 
 namespace {
 
+// The seed rule's arithmetic once its two sums are known (see classicEstimate below).
+int64_t classicEstimateFrom(const Config& config, int64_t paramBytesTotal, int64_t outputs)
+{
+    const bool train = !policyIsInference(config);
+    double n = 1;
+    if (train) {
+        const double perParam = optimizerBytesPerParam(config);
+        n = config.optimizer == Optimizer::Adam || config.optimizer == Optimizer::AdamW ? 4 : 2 + perParam / 4.0;
+        if (config.optimizer == Optimizer::SGD)
+            n = 2;
+    }
+    const double total = static_cast<double>(paramBytesTotal) * n + static_cast<double>(outputs) * (train ? 2.0 : 1.0);
+    return static_cast<int64_t>(std::llround(total));
+}
+
 Bindings bindingsFor(const Model& m, const Config& config)
 {
     Bindings b = config.symbols.size() == m.symbols.size() ? config.symbols : m.defaultBindings();
@@ -48,15 +63,6 @@ Bindings bindingsFor(const Model& m, const Config& config)
         batch = (batch + config.accumulate - 1) / config.accumulate;
     }
     return b;
-}
-
-// A parameter's dims (constant); `dims` is reused across parameters so the tick path does not allocate.
-const std::vector<int64_t>& staticDims(const Model& m, int t, std::vector<int64_t>& dims)
-{
-    dims.clear();
-    for (const DimExpr& d : m.tensors[static_cast<size_t>(t)].shape.dims)
-        dims.push_back(d.constantValue().value_or(0));
-    return dims;
 }
 
 Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& shapes, bool train)
@@ -78,15 +84,15 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     const FineTune& ft = config.finetune;
     Config fp32 = config;
     fp32.dtype = DtypePolicy::FP32;
-    std::vector<int64_t> dimsScratch;
-    for (int t : p.trainable) {
+    for (size_t pi = 0; pi < p.trainable.size(); ++pi) {
+        const int t = p.trainable[pi];
+        const std::vector<int64_t>& dims = p.trainableDims[pi];
         const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
         if (ft.quant != Quant::None && p.quantizable[static_cast<size_t>(t)]) {
             // bitsandbytes Params4bit / Int8Params (never trained); each forward, backward and recompute
             // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
             // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
             // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
-            const std::vector<int64_t>& dims = staticDims(m, t, dimsScratch);
             const int64_t q = quantizedBytes(ft, n, dims.size() == 2 ? dims[1] : 1);
             s.quantized += q;
             s.persistentWeights += q;
@@ -107,7 +113,6 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         if (train && !p.frozen[static_cast<size_t>(t)]) {
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
             const Config& oc = fp32Adapter ? fp32 : config;
-            const std::vector<int64_t>& dims = staticDims(m, t, dimsScratch);
             const int64_t paged = pagedOptimizerBytes(oc, dims);
             s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
             s.pagedOptimizer += paged;
@@ -198,8 +203,9 @@ std::vector<int64_t> savedPerUnit(const PlanData& p, const Config& config, const
             }
             continue;
         }
-        for (const SavedItem& it : p.units[u].saved) {
-            if (!savedItemActive(p, shapes, it))
+        for (int i = p.savedBegin[u]; i < p.savedBegin[u + 1]; ++i) {
+            const SavedItem& it = p.savedFlat[static_cast<size_t>(i)];
+            if (it.condView >= 0 && !savedItemActive(p, shapes, it))
                 continue;
             if (it.kind == SavedItem::Kind::Storage) {
                 if (seen[static_cast<size_t>(it.tensor)])
@@ -240,41 +246,43 @@ int64_t reservedPeak(const Config& config, const SimResult& sim, bool events)
 void fillNodeCosts(const PlanData& p, const Sizes& sizes, const std::vector<int64_t>& savedBytes,
                    const std::vector<int64_t>& macsPerUnit, Evaluation& e)
 {
-    const Model& m = *p.model;
-    e.nodes.assign(m.nodes.size(), {});
-    for (size_t n = 0; n < m.nodes.size(); ++n) {
-        NodeCost& c = e.nodes[n];
-        for (int t : m.nodes[n].outputs) {
-            if (t < 0)
-                continue;
-            if (sizes.numel[static_cast<size_t>(t)] < 0 && p.dynamic[static_cast<size_t>(t)])
-                c.unknownShape = true;
-            c.outputBytes += sizes.act[static_cast<size_t>(t)];
-        }
+    e.nodes.assign(p.model->nodes.size(), {});
+    for (const auto& [n, t] : p.nodeOutputs) {
+        NodeCost& c = e.nodes[static_cast<size_t>(n)];
+        if (sizes.numel[static_cast<size_t>(t)] < 0 && p.dynamic[static_cast<size_t>(t)])
+            c.unknownShape = true;
+        c.outputBytes += sizes.act[static_cast<size_t>(t)];
     }
     for (size_t u = 0; u < p.units.size(); ++u) {
         NodeCost& c = e.nodes[static_cast<size_t>(p.units[u].head)];
         c.savedBytes += savedBytes[u];
         c.recomputeMacs += macsPerUnit[u];
     }
-    // parameters reached through aliases: the first consumer of the lowest-numbered alias that has one
-    std::vector<int> aliasConsumer;
-    for (size_t a = m.tensors.size(); a-- > 0;) {
-        const Tensor& at = m.tensors[a];
-        if (at.aliasOf >= 0 && !at.consumers.empty()) {
-            if (aliasConsumer.empty())
-                aliasConsumer.assign(m.tensors.size(), -1);
-            aliasConsumer[static_cast<size_t>(at.aliasOf)] = at.consumers.front();
-        }
-    }
-    for (int t : p.trainable) {
-        const auto& cons = m.tensors[static_cast<size_t>(t)].consumers;
-        int first = cons.empty() ? -1 : cons.front();
-        if (first < 0 && !aliasConsumer.empty())
-            first = aliasConsumer[static_cast<size_t>(t)];
+    for (size_t i = 0; i < p.trainable.size(); ++i) {
+        const int t = p.trainable[i];
+        const int first = p.paramNode[i];
         if (first >= 0 && !p.frozen[static_cast<size_t>(t)])
             e.nodes[static_cast<size_t>(first)].params += std::max<int64_t>(sizes.numel[static_cast<size_t>(t)], 0);
     }
+}
+
+// classicEstimate (below) over the plan's flat lists: the same sums without walking every node and tensor.
+int64_t classicEstimate(const PlanData& p, const Config& config, const ShapeTable& shapes)
+{
+    const Model& model = *p.model;
+    int64_t paramBytesTotal = 0;
+    for (int ti : p.classicParams) {
+        const size_t t = static_cast<size_t>(ti);
+        if (t < shapes.numel.size())
+            paramBytesTotal += paramBytes(config, model.tensors[t].dtype, std::max<int64_t>(shapes.numel[t], 0));
+    }
+    int64_t outputs = 0;
+    for (int ti : p.classicOutputs) {
+        const size_t t = static_cast<size_t>(ti);
+        if (t < shapes.bytes.size() && shapes.bytes[t] > 0)
+            outputs += shapes.bytes[t];
+    }
+    return classicEstimateFrom(config, paramBytesTotal, outputs);
 }
 
 Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
@@ -296,7 +304,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
                                              : std::vector<int64_t>(p.units.size(), 0);
     for (int64_t v : saved)
         b.activationsSaved += v;
-    b.classicEstimate = classicEstimate(m, config, e.shapes);
+    b.classicEstimate = classicEstimate(p, config, e.shapes);
 
     const size_t nU = p.units.size();
     std::vector<int64_t> macsPerUnit(light ? 0 : nU, 0); // the per-node costs reuse them
@@ -314,8 +322,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
         return e;
 
     // The honest answer to "inplace ReLU saves memory": the same iteration with the switch flipped.
-    const bool anyInplace = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });
-    if (anyInplace) {
+    if (p.anyInplaceable) {
         SimOptions flipped = opt;
         flipped.events = false;
         flipped.inplace = !config.inplace;
@@ -419,14 +426,6 @@ int64_t classicEstimate(const Model& model, const Config& config, const ShapeTab
             t < shapes.numel.size())
             paramBytesTotal += paramBytes(config, tensor.dtype, std::max<int64_t>(shapes.numel[t], 0));
     }
-    const bool train = !policyIsInference(config);
-    double n = 1;
-    if (train) {
-        const double perParam = optimizerBytesPerParam(config);
-        n = config.optimizer == Optimizer::Adam || config.optimizer == Optimizer::AdamW ? 4 : 2 + perParam / 4.0;
-        if (config.optimizer == Optimizer::SGD)
-            n = 2;
-    }
     int64_t outputs = 0;
     for (const Node& nd : model.nodes)
         for (int t : nd.outputs) {
@@ -437,8 +436,7 @@ int64_t classicEstimate(const Model& model, const Config& config, const ShapeTab
                 continue;
             outputs += shapes.bytes[static_cast<size_t>(t)];
         }
-    const double total = static_cast<double>(paramBytesTotal) * n + static_cast<double>(outputs) * (train ? 2.0 : 1.0);
-    return static_cast<int64_t>(std::llround(total));
+    return classicEstimateFrom(config, paramBytesTotal, outputs);
 }
 
 } // namespace headroom

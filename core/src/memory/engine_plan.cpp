@@ -485,6 +485,17 @@ void classifyParameters(PlanData& p, const Model& m)
     }
 }
 
+// Optimizer state and quantized sizes read a parameter's dims on every tick: kept here once.
+void recordParameterDims(PlanData& p, const Model& m)
+{
+    p.trainableDims.reserve(p.trainable.size());
+    for (int t : p.trainable) {
+        std::vector<int64_t>& dims = p.trainableDims.emplace_back();
+        for (const DimExpr& d : m.tensors[static_cast<size_t>(t)].shape.dims)
+            dims.push_back(d.constantValue().value_or(0));
+    }
+}
+
 void propagateDynamic(PlanData& p, const Model& m)
 {
     const size_t nN = m.nodes.size();
@@ -813,6 +824,40 @@ void autocastActivationCopies(PlanData& p, const Model& m)
     }
 }
 
+void flattenForTicks(PlanData& p, const Model& m)
+{
+    for (size_t n = 0; n < m.nodes.size(); ++n)
+        for (int t : m.nodes[n].outputs)
+            if (t >= 0) {
+                p.nodeOutputs.emplace_back(static_cast<int>(n), t);
+                if (m.tensors[static_cast<size_t>(t)].role == TensorRole::Activation)
+                    p.classicOutputs.push_back(t);
+            }
+    for (size_t t = 0; t < m.tensors.size(); ++t) {
+        const Tensor& tensor = m.tensors[t];
+        if (tensor.role == TensorRole::Parameter && tensor.aliasOf < 0 && tensor.producer < 0)
+            p.classicParams.push_back(static_cast<int>(t));
+    }
+    // parameters reached through aliases: the first consumer of the lowest-numbered alias that has one
+    std::vector<int> aliasConsumer(m.tensors.size(), -1);
+    for (size_t a = m.tensors.size(); a-- > 0;) {
+        const Tensor& at = m.tensors[a];
+        if (at.aliasOf >= 0 && !at.consumers.empty())
+            aliasConsumer[static_cast<size_t>(at.aliasOf)] = at.consumers.front();
+    }
+    p.paramNode.reserve(p.trainable.size());
+    for (int t : p.trainable) {
+        const auto& cons = m.tensors[static_cast<size_t>(t)].consumers;
+        p.paramNode.push_back(cons.empty() ? aliasConsumer[static_cast<size_t>(t)] : cons.front());
+    }
+    p.savedBegin.reserve(p.units.size() + 1);
+    for (const Unit& u : p.units) {
+        p.savedBegin.push_back(static_cast<int>(p.savedFlat.size()));
+        p.savedFlat.insert(p.savedFlat.end(), u.saved.begin(), u.saved.end());
+    }
+    p.savedBegin.push_back(static_cast<int>(p.savedFlat.size()));
+}
+
 } // namespace
 
 PlanData buildPlan(const Model& m, const PlanOptions& options)
@@ -820,6 +865,7 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     PlanData p;
     initPlan(p, m, options);
     classifyParameters(p, m);
+    recordParameterDims(p, m);
     propagateDynamic(p, m);
     formUnits(p, m, options);
     applySavedRules(p, m);
@@ -829,6 +875,8 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     if (options.autocast)
         autocastActivationCopies(p, m);
     // frozen parameters that are not consumed by anything that needs them are still weights
+    flattenForTicks(p, m);
+    p.anyInplaceable = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });
     p.simCache = newSimCache();
     return p;
 }
