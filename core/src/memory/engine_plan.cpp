@@ -491,6 +491,7 @@ void recordParameterDims(PlanData& p, const Model& m)
     p.trainableDims.reserve(p.trainable.size());
     for (int t : p.trainable) {
         std::vector<int64_t>& dims = p.trainableDims.emplace_back();
+        dims.reserve(m.tensors[static_cast<size_t>(t)].shape.dims.size()); // one allocation each, side by side
         for (const DimExpr& d : m.tensors[static_cast<size_t>(t)].shape.dims)
             dims.push_back(d.constantValue().value_or(0));
     }

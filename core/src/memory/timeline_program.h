@@ -95,7 +95,7 @@ SimResult replayIteration(const SimContext& c, const SimProgram& program);
 // Programs recorded for one plan (shared by its copies; a plan never changes once built).
 struct SimCache {
     std::mutex mutex;
-    std::vector<std::shared_ptr<const SimProgram>> programs; // most recently recorded last
+    std::vector<std::shared_ptr<const SimProgram>> programs; // most recently used last
 };
 
 } // namespace headroom

@@ -257,11 +257,12 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg)
 std::shared_ptr<SimCache> newSimCache() { return std::make_shared<SimCache>(); }
 
 // A program recorded for this plan whose key matches and whose guards hold at this binding, else a new walk
-// (kept for the next tick; the oldest of more than kPrograms goes).
+// (kept for the next tick). The least recently used of more than kPrograms goes: enough for a tick (events,
+// and the flipped inplace setting), the checkpoint curve's k = 1..8 and the fit searches together.
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& opt)
 {
-    constexpr size_t kPrograms = 8;
+    constexpr size_t kPrograms = 12;
     const SimContext c{plan, config, shapes, sizes};
     SimCache* cache = plan.simCache.get();
     if (!cache)
@@ -275,8 +276,15 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                 candidates.push_back(*it);
     }
     for (const auto& pg : candidates)
-        if (guardsHold(c, *pg))
+        if (guardsHold(c, *pg)) {
+            {
+                std::lock_guard<std::mutex> lock(cache->mutex);
+                auto& list = cache->programs; // at most kPrograms + 1 entries
+                if (auto it = std::find(list.begin(), list.end(), pg); it != list.end())
+                    std::rotate(it, it + 1, list.end()); // most recently used last
+            }
             return replayIteration(c, *pg);
+        }
     auto recorded = std::make_shared<const SimProgram>(recordIteration(c, opt));
     {
         std::lock_guard<std::mutex> lock(cache->mutex);
