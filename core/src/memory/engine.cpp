@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace headroom {
 
@@ -82,8 +83,14 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     }
     const int gradElem = gradElemBytes(config);
     const FineTune& ft = config.finetune;
-    Config fp32 = config;
-    fp32.dtype = DtypePolicy::FP32;
+    std::optional<Config> fp32; // PEFT's fp32 adapters only: no copy of the config on an ordinary tick
+    auto fp32Config = [&]() -> const Config& {
+        if (!fp32) {
+            fp32 = config;
+            fp32->dtype = DtypePolicy::FP32;
+        }
+        return *fp32;
+    };
     for (size_t pi = 0; pi < p.trainable.size(); ++pi) {
         const int t = p.trainable[pi];
         const std::vector<int64_t>& dims = p.trainableDims[pi];
@@ -112,7 +119,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         s.persistentWeights += w;
         if (train && !p.frozen[static_cast<size_t>(t)]) {
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
-            const Config& oc = fp32Adapter ? fp32 : config;
+            const Config& oc = fp32Adapter ? fp32Config() : config;
             const int64_t paged = pagedOptimizerBytes(oc, dims);
             s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
             s.pagedOptimizer += paged;
