@@ -5,7 +5,9 @@
 #include "headroom/hardware/allocator.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
+#include <memory_resource>
 #include <set>
 #include <unordered_map>
 
@@ -44,30 +46,83 @@ struct Block {
     bool isSplit() const { return prev || next; }
 };
 
-// Free blocks ordered as BlockComparatorSize (stream, size, address): best fit is lower_bound(size).
+// Free blocks ordered as BlockComparatorSize (stream, size, address): best fit is lower_bound(size). The
+// key is kept in the entry so that a search does not touch the blocks themselves (issue 16: a replay is a
+// search per event).
+struct FreeEntry {
+    int64_t size = 0;
+    int64_t addr = 0;
+    Block* block = nullptr;
+};
 struct BySizeAddr {
-    bool operator()(const Block* a, const Block* b) const
+    bool operator()(const FreeEntry& a, const FreeEntry& b) const
     {
-        return a->size != b->size ? a->size < b->size : a->addr < b->addr;
+        return a.size != b.size ? a.size < b.size : a.addr < b.addr;
     }
 };
 struct ByAddr {
     bool operator()(const Block* a, const Block* b) const { return a->addr < b->addr; }
 };
 
+// The sets' nodes: a replay inserts and erases a node per event, and the general-purpose heap made that the
+// replay's largest cost (issue 16). Nodes come in one or two sizes, so freed ones are kept per size and
+// handed out again; everything goes back when the model does.
+class NodeRecycler final : public std::pmr::memory_resource
+{
+    struct Bin {
+        size_t bytes = 0, align = 0;
+        std::vector<void*> free;
+    };
+    std::array<Bin, 4> m_bins;
+    std::pmr::monotonic_buffer_resource m_arena;
+
+    Bin* bin(size_t bytes, size_t align)
+    {
+        for (Bin& b : m_bins) {
+            if (b.bytes == 0) {
+                b.bytes = bytes;
+                b.align = align;
+            }
+            if (b.bytes == bytes && b.align == align)
+                return &b;
+        }
+        return nullptr;
+    }
+    void* do_allocate(size_t bytes, size_t align) override
+    {
+        if (Bin* b = bin(bytes, align); b && !b->free.empty()) {
+            void* p = b->free.back();
+            b->free.pop_back();
+            return p;
+        }
+        return m_arena.allocate(bytes, align);
+    }
+    void do_deallocate(void* p, size_t bytes, size_t align) override
+    {
+        if (Bin* b = bin(bytes, align))
+            b->free.push_back(p);
+    }
+    bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+};
+
 struct Pool {
+    explicit Pool(std::pmr::memory_resource* nodes) : blocks(nodes), unmapped(nodes) {}
     bool isSmall = false;
-    std::set<Block*, BySizeAddr> blocks;  // free, mapped
-    std::set<Block*, ByAddr> unmapped;    // expandable segments' unbacked address ranges
+    std::pmr::set<FreeEntry, BySizeAddr> blocks;  // free, mapped, keyed on their current size and address
+    std::pmr::set<Block*, ByAddr> unmapped;    // expandable segments' unbacked address ranges
 };
 
 } // namespace
 
 struct CachingAllocatorModel::Impl {
-    Impl(AllocatorMode m, const AllocatorOptions& o) : mode(m), options(o) { small.isSmall = true; }
+    Impl(AllocatorMode m, const AllocatorOptions& o) : mode(m), options(o), small(&nodes), large(&nodes)
+    {
+        small.isSmall = true;
+    }
 
     AllocatorMode mode;
     AllocatorOptions options;
+    NodeRecycler nodes;
     Pool small;
     Pool large;
     std::deque<Block> storage;
@@ -113,27 +168,24 @@ struct CachingAllocatorModel::Impl {
     // Best fit; an expandable segment's tail block counts with the address space it could still map.
     Block* getFreeBlock(Pool& pool, int64_t size)
     {
-        Block key;
-        key.size = size;
-        key.addr = INT64_MIN;
-        auto it = pool.blocks.lower_bound(&key);
+        auto it = pool.blocks.lower_bound(FreeEntry{size, INT64_MIN, nullptr});
         if (it == pool.blocks.end())
             return nullptr;
-        if ((*it)->segment->expandable) {
+        if (it->block->segment->expandable) {
             auto expandableSize = [](const Block* b) {
                 return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
             };
             auto next = std::next(it);
-            while ((*it)->segment->expandable && next != pool.blocks.end()
-                   && expandableSize(*next) < expandableSize(*it))
+            while (it->block->segment->expandable && next != pool.blocks.end()
+                   && expandableSize(next->block) < expandableSize(it->block))
                 it = next++;
         }
         // Oversize blocks (>= max_split_size) serve only oversize requests, and only within kLargeBuffer.
-        if (size < options.maxSplitSize && (*it)->size >= options.maxSplitSize)
+        if (size < options.maxSplitSize && it->size >= options.maxSplitSize)
             return nullptr;
-        if (size >= options.maxSplitSize && (*it)->size >= size + kLargeBuffer)
+        if (size >= options.maxSplitSize && it->size >= size + kLargeBuffer)
             return nullptr;
-        Block* b = *it;
+        Block* b = it->block;
         pool.blocks.erase(it);
         return b;
     }
@@ -177,7 +229,7 @@ struct CachingAllocatorModel::Impl {
         }
         tryMerge(toMap, toMap->prev, pool);
         tryMerge(toMap, toMap->next, pool);
-        pool.blocks.insert(toMap);
+        pool.blocks.insert(FreeEntry{toMap->size, toMap->addr, toMap});
         reserved += mappedSize;
         ++deviceAllocs;
         return true;
@@ -223,7 +275,7 @@ struct CachingAllocatorModel::Impl {
                 return nullptr;
             candidate = next; // map_block merged the free candidate into it
         }
-        candidate->pool->blocks.erase(candidate);
+        candidate->pool->blocks.erase(FreeEntry{candidate->size, candidate->addr, candidate});
         return candidate;
     }
 
@@ -248,15 +300,15 @@ struct CachingAllocatorModel::Impl {
                 dst->next->prev = dst;
         }
         if (src->mapped)
-            pool.blocks.erase(src);
+            pool.blocks.erase(FreeEntry{src->size, src->addr, src});
         else
             pool.unmapped.erase(src);
         // dst may sit in a sorted set keyed on the size that is about to change: re-insert it.
-        const bool dstInBlocks = dst->mapped && pool.blocks.erase(dst) > 0;
+        const bool dstInBlocks = dst->mapped && pool.blocks.erase(FreeEntry{dst->size, dst->addr, dst}) > 0;
         const bool dstInUnmapped = !dst->mapped && pool.unmapped.erase(dst) > 0;
         dst->size += src->size;
         if (dstInBlocks)
-            pool.blocks.insert(dst);
+            pool.blocks.insert(FreeEntry{dst->size, dst->addr, dst});
         if (dstInUnmapped)
             pool.unmapped.insert(dst);
         deleteBlock(src);
@@ -269,24 +321,21 @@ struct CachingAllocatorModel::Impl {
         if (options.maxSplitSize == INT64_MAX || expandable())
             return false;
         const int64_t want = std::max(size, options.maxSplitSize);
-        Block key;
-        key.size = want;
-        key.addr = INT64_MIN;
-        auto it = pool.blocks.lower_bound(&key);
+        auto it = pool.blocks.lower_bound(FreeEntry{want, INT64_MIN, nullptr});
         if (it != pool.blocks.end()) {
-            if ((*it)->isSplit())
+            if (it->block->isSplit())
                 return false;
-            releaseSegmentBlock(*it);
+            releaseSegmentBlock(it->block);
             return true;
         }
         int64_t released = 0;
         std::vector<Block*> victims;
         for (auto r = pool.blocks.rbegin(); r != pool.blocks.rend() && released < want; ++r) {
-            if ((*r)->size < options.maxSplitSize)
+            if (r->size < options.maxSplitSize)
                 break;
-            if (!(*r)->isSplit()) {
-                victims.push_back(*r);
-                released += (*r)->size;
+            if (!r->block->isSplit()) {
+                victims.push_back(r->block);
+                released += r->size;
             }
         }
         for (Block* b : victims)
@@ -296,7 +345,7 @@ struct CachingAllocatorModel::Impl {
 
     void releaseSegmentBlock(Block* b)
     {
-        b->pool->blocks.erase(b);
+        b->pool->blocks.erase(FreeEntry{b->size, b->addr, b});
         reserved -= b->size;
         --liveSegments;
         deleteBlock(b);
@@ -312,7 +361,7 @@ struct CachingAllocatorModel::Impl {
         const int64_t end = base + (b->addr + b->size - base) / page * page;
         if (end <= begin)
             return;
-        pool.blocks.erase(b);
+        pool.blocks.erase(FreeEntry{b->size, b->addr, b});
         if (begin > b->addr) {
             Block* before = newBlock(b->addr, begin - b->addr, &pool, b->segment);
             before->prev = b->prev;
@@ -320,7 +369,7 @@ struct CachingAllocatorModel::Impl {
             if (b->prev)
                 b->prev->next = before;
             b->prev = before;
-            pool.blocks.insert(before);
+            pool.blocks.insert(FreeEntry{before->size, before->addr, before});
         }
         if (b->addr + b->size > end) {
             Block* after = newBlock(end, b->addr + b->size - end, &pool, b->segment);
@@ -329,7 +378,7 @@ struct CachingAllocatorModel::Impl {
             if (b->next)
                 b->next->prev = after;
             b->next = after;
-            pool.blocks.insert(after);
+            pool.blocks.insert(FreeEntry{after->size, after->addr, after});
         }
         b->addr = begin;
         b->size = end - begin;
@@ -344,7 +393,10 @@ struct CachingAllocatorModel::Impl {
     void releaseCachedBlocks()
     {
         for (Pool* pool : {&large, &small}) {
-            std::vector<Block*> toRelease(pool->blocks.begin(), pool->blocks.end());
+            std::vector<Block*> toRelease;
+            toRelease.reserve(pool->blocks.size());
+            for (const FreeEntry& e : pool->blocks)
+                toRelease.push_back(e.block);
             for (Block* b : toRelease) {
                 if (b->segment->expandable)
                     unmapBlock(b);
@@ -397,7 +449,7 @@ struct CachingAllocatorModel::Impl {
                 rest->next->prev = rest;
             block->next = rest;
             block->size = size;
-            pool.blocks.insert(rest);
+            pool.blocks.insert(FreeEntry{rest->size, rest->addr, rest});
         }
         block->allocated = true;
         allocated += block->size;
@@ -411,7 +463,7 @@ struct CachingAllocatorModel::Impl {
         Pool& pool = *block->pool;
         tryMerge(block, block->prev, pool);
         tryMerge(block, block->next, pool);
-        pool.blocks.insert(block);
+        pool.blocks.insert(FreeEntry{block->size, block->addr, block});
     }
 
     void updatePeaks()
@@ -517,26 +569,50 @@ AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode)
 AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options)
 {
     CachingAllocatorModel model(mode, options);
+    // Buffer ids -> handles: a flat table when the ids are dense (the engine numbers its buffers 0..n-1),
+    // a hash map for anything else.
+    int64_t maxId = -1;
+    bool dense = true;
+    for (const AllocEvent& e : events) {
+        dense = dense && e.id >= 0;
+        maxId = std::max(maxId, e.id);
+    }
+    dense = dense && maxId < int64_t(2 * events.size() + 16);
+    std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
     std::unordered_map<int64_t, int64_t> handleOf;
-    handleOf.reserve(events.size());
+    if (!dense)
+        handleOf.reserve(events.size());
     AllocatorStats stats;
-    stats.reservedAfter.reserve(events.size());
-    stats.allocatedAfter.reserve(events.size());
+    if (options.perEvent) {
+        stats.reservedAfter.reserve(events.size());
+        stats.allocatedAfter.reserve(events.size());
+    }
     int64_t allocatedAtReservedPeak = 0;
     if (options.preallocated > 0)
         model.allocate(options.preallocated);
     for (size_t i = 0; i < events.size(); ++i) {
         const AllocEvent& e = events[i];
         if (e.kind == AllocEvent::Kind::Alloc) {
-            handleOf[e.id] = model.allocate(e.bytes);
+            const int64_t h = model.allocate(e.bytes);
+            if (dense)
+                handleAt[size_t(e.id)] = h;
+            else
+                handleOf[e.id] = h;
             if (stats.oomEvent < 0 && model.outOfMemory())
                 stats.oomEvent = int64_t(i);
+        } else if (dense) {
+            if (int64_t& h = handleAt[size_t(e.id)]; h >= 0) {
+                model.free(h);
+                h = -1;
+            }
         } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
             model.free(it->second);
             handleOf.erase(it);
         }
-        stats.reservedAfter.push_back(model.reserved());
-        stats.allocatedAfter.push_back(model.allocated());
+        if (options.perEvent) {
+            stats.reservedAfter.push_back(model.reserved());
+            stats.allocatedAfter.push_back(model.allocated());
+        }
         // The first time reserved reaches a new high, that allocation is what forced it: the share of
         // reserved that is not allocated then is the fragmentation the peak carries.
         if (model.reserved() > stats.reservedPeak) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace headroom {
 
@@ -40,6 +41,21 @@ std::string_view toString(Phase p) noexcept
 
 namespace {
 
+// The seed rule's arithmetic once its two sums are known (see classicEstimate below).
+int64_t classicEstimateFrom(const Config& config, int64_t paramBytesTotal, int64_t outputs)
+{
+    const bool train = !policyIsInference(config);
+    double n = 1;
+    if (train) {
+        const double perParam = optimizerBytesPerParam(config);
+        n = config.optimizer == Optimizer::Adam || config.optimizer == Optimizer::AdamW ? 4 : 2 + perParam / 4.0;
+        if (config.optimizer == Optimizer::SGD)
+            n = 2;
+    }
+    const double total = static_cast<double>(paramBytesTotal) * n + static_cast<double>(outputs) * (train ? 2.0 : 1.0);
+    return static_cast<int64_t>(std::llround(total));
+}
+
 Bindings bindingsFor(const Model& m, const Config& config)
 {
     Bindings b = config.symbols.size() == m.symbols.size() ? config.symbols : m.defaultBindings();
@@ -48,14 +64,6 @@ Bindings bindingsFor(const Model& m, const Config& config)
         batch = (batch + config.accumulate - 1) / config.accumulate;
     }
     return b;
-}
-
-std::vector<int64_t> staticDims(const Model& m, int t)
-{
-    std::vector<int64_t> dims;
-    for (const DimExpr& d : m.tensors[static_cast<size_t>(t)].shape.dims)
-        dims.push_back(d.constantValue().value_or(0));
-    return dims;
 }
 
 Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& shapes, bool train)
@@ -75,14 +83,25 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     }
     const int gradElem = gradElemBytes(config);
     const FineTune& ft = config.finetune;
-    for (int t : p.trainable) {
+    // The adapters' own dtype as a config, made only when a model has adapters: no copy on an ordinary tick
+    std::optional<Config> adapterConfig[2]; // [0] fp32, [1] 16-bit
+    auto adapterConfigFor = [&](int elem) -> const Config& {
+        std::optional<Config>& c = adapterConfig[elem == 2 ? 1 : 0];
+        if (!c) {
+            c = config;
+            c->dtype = elem == 2 ? DtypePolicy::BF16 : DtypePolicy::FP32;
+        }
+        return *c;
+    };
+    for (size_t pi = 0; pi < p.trainable.size(); ++pi) {
+        const int t = p.trainable[pi];
+        const std::vector<int64_t>& dims = p.trainableDims[pi];
         const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
         if (ft.quant != Quant::None && p.quantizable[static_cast<size_t>(t)]) {
             // bitsandbytes Params4bit / Int8Params (never trained); each forward, backward and recompute
             // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
             // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
             // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
-            const std::vector<int64_t> dims = staticDims(m, t);
             const int64_t q = quantizedBytes(ft, n, dims.size() == 2 ? dims[1] : 1);
             s.quantized += q;
             s.persistentWeights += q;
@@ -103,11 +122,8 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         s.weightBytes[static_cast<size_t>(t)] = w;
         s.persistentWeights += w;
         if (train && !p.frozen[static_cast<size_t>(t)]) {
-            Config adapterConfig = config;
-            adapterConfig.dtype = adapterElem == 2 ? DtypePolicy::BF16 : DtypePolicy::FP32;
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, adapterElem ? adapterElem : gradElem).value_or(0);
-            const Config& oc = adapterElem ? adapterConfig : config;
-            const std::vector<int64_t> dims = staticDims(m, t);
+            const Config& oc = adapterElem ? adapterConfigFor(adapterElem) : config;
             const int64_t paged = pagedOptimizerBytes(oc, dims);
             s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
             s.pagedOptimizer += paged;
@@ -148,20 +164,10 @@ SimOptions simOptionsFor(const PlanData& p, const Config& config, const ShapeTab
     return opt;
 }
 
-Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
+void fillBreakdown(const PlanData& p, const Config& config, const Sizes& sizes, const SimResult& sim, bool train,
+                   Breakdown& b)
 {
     const Model& m = *p.model;
-    Evaluation e;
-    const bool train = !policyIsInference(config);
-    const Bindings values = bindingsFor(m, config);
-    e.shapes = evaluateShapes(m, values);
-    const Sizes sizes = computeSizes(p, config, e.shapes, train);
-
-    const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
-    SimResult sim = simulate(p, config, e.shapes, sizes, opt);
-
-    Breakdown& b = e.memory;
-    b.microBatch = m.batchSymbol >= 0 ? values[static_cast<size_t>(m.batchSymbol)] : 1;
     b.weights = sizes.persistentWeights;
     for (int t : p.buffers)
         b.buffers += bufferBytes(config, m.tensors[static_cast<size_t>(t)].dtype,
@@ -179,51 +185,53 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     b.activationsPeak = sim.peakActivations + sim.peakLoss;
     b.lossBytes = sim.peakLoss;
     b.activationsTransient = std::max<int64_t>(0, sim.peakActivations - sim.peakSaved);
+}
 
-    // Saved set: distinct storages (views resolved) + per-op extras; checkpointed segments keep only
-    // their inputs.
+// Saved set per unit: distinct storages (views resolved) + per-op extras; checkpointed segments keep only
+// their inputs.
+std::vector<int64_t> savedPerUnit(const PlanData& p, const Config& config, const ShapeTable& shapes,
+                                  const Sizes& sizes, const SimOptions& opt)
+{
+    const Model& m = *p.model;
     const size_t nU = p.units.size();
     const bool ckpt = opt.segments > 1;
     std::vector<uint8_t> seen(m.tensors.size(), 0);
-    std::vector<int64_t> savedPerUnit(nU, 0);
-    if (train) {
-        for (size_t u = 0; u < nU; ++u) {
-            const bool ck = ckpt && opt.segmentOfUnit[u] < opt.segments - 1;
-            if (ck) {
-                for (int t : p.units[u].inputs) {
-                    if (!p.dynamic[static_cast<size_t>(t)])
-                        continue;
-                    const int pr = m.tensors[static_cast<size_t>(t)].producer;
-                    const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
-                    if (pu >= 0 && opt.segmentOfUnit[static_cast<size_t>(pu)] == opt.segmentOfUnit[u])
-                        continue;
-                    const int rt = p.root[static_cast<size_t>(t)];
-                    if (!seen[static_cast<size_t>(rt)]) {
-                        seen[static_cast<size_t>(rt)] = 1;
-                        savedPerUnit[u] += sizes.act[static_cast<size_t>(rt)];
-                    }
-                }
-                continue;
-            }
-            for (const SavedItem& it : p.units[u].saved) {
-                if (!savedItemActive(p, e.shapes, it))
+    std::vector<int64_t> saved(nU, 0);
+    for (size_t u = 0; u < nU; ++u) {
+        const bool ck = ckpt && opt.segmentOfUnit[u] < opt.segments - 1;
+        if (ck) {
+            for (int t : p.units[u].inputs) {
+                if (!p.dynamic[static_cast<size_t>(t)])
                     continue;
-                if (it.kind == SavedItem::Kind::Storage) {
-                    if (seen[static_cast<size_t>(it.tensor)])
-                        continue;
-                    seen[static_cast<size_t>(it.tensor)] = 1;
+                const int pr = m.tensors[static_cast<size_t>(t)].producer;
+                const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
+                if (pu >= 0 && opt.segmentOfUnit[static_cast<size_t>(pu)] == opt.segmentOfUnit[u])
+                    continue;
+                const int rt = p.root[static_cast<size_t>(t)];
+                if (!seen[static_cast<size_t>(rt)]) {
+                    seen[static_cast<size_t>(rt)] = 1;
+                    saved[u] += sizes.act[static_cast<size_t>(rt)];
                 }
-                savedPerUnit[u] += savedItemBytes(p, config, e.shapes, sizes, it);
             }
+            continue;
         }
-        for (int64_t v : savedPerUnit)
-            b.activationsSaved += v;
+        for (int i = p.savedBegin[u]; i < p.savedBegin[u + 1]; ++i) {
+            const SavedItem& it = p.savedFlat[static_cast<size_t>(i)];
+            if (it.condView >= 0 && !savedItemActive(p, shapes, it))
+                continue;
+            if (it.kind == SavedItem::Kind::Storage) {
+                if (seen[static_cast<size_t>(it.tensor)])
+                    continue;
+                seen[static_cast<size_t>(it.tensor)] = 1;
+            }
+            saved[u] += savedItemBytes(p, config, shapes, sizes, it);
+        }
     }
-    b.classicEstimate = classicEstimate(m, config, e.shapes);
+    return saved;
+}
 
-    for (size_t u = 0; u < nU; ++u)
-        e.forwardMacs += unitMacs(p, p.units[u], e.shapes);
-    e.recomputeMacs = sim.recomputeMacs;
+void addWarnings(const PlanData& p, const Config& config, const SimOptions& opt, bool train, Evaluation& e)
+{
     e.warnings = p.warnings;
     if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1 && opt.segments == 0)
         e.warnings.push_back("--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
@@ -233,26 +241,100 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     if (e.shapes.unknown > 0)
         e.warnings.push_back(std::to_string(e.shapes.unknown) +
                              " activation(s) have an unknown shape at this binding and count as 0 bytes");
+}
 
-    if (!opt.events) {
-        b.reservedPeak = b.peak;
-    } else {
-        // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent
-        // library workspaces (gpus.cpp) among them: they are blocks of the same allocator.
-        AllocatorOptions options;
-        options.preallocated = config.gpu.workspace;
-        b.reservedPeak = config.allocator == AllocatorMode::Exact
-            ? b.peak
-            : std::max(b.peak, replay(sim.events, config.allocator, options).reservedPeak);
+// Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent library
+// workspaces (gpus.cpp) among them: they are blocks of the same allocator.
+int64_t reservedPeak(const Config& config, const SimResult& sim, bool events)
+{
+    if (!events || config.allocator == AllocatorMode::Exact)
+        return sim.peak;
+    AllocatorOptions options;
+    options.preallocated = config.gpu.workspace;
+    options.perEvent = false;
+    return std::max(sim.peak, replay(sim.events, config.allocator, options).reservedPeak);
+}
+
+void fillNodeCosts(const PlanData& p, const Sizes& sizes, const std::vector<int64_t>& savedBytes,
+                   const std::vector<int64_t>& macsPerUnit, Evaluation& e)
+{
+    e.nodes.assign(p.model->nodes.size(), {});
+    for (const auto& [n, t] : p.nodeOutputs) {
+        NodeCost& c = e.nodes[static_cast<size_t>(n)];
+        if (sizes.numel[static_cast<size_t>(t)] < 0 && p.dynamic[static_cast<size_t>(t)])
+            c.unknownShape = true;
+        c.outputBytes += sizes.act[static_cast<size_t>(t)];
     }
-    if (light) {
-        e.peakStep = sim.peakStep;
+    for (size_t u = 0; u < p.units.size(); ++u) {
+        NodeCost& c = e.nodes[static_cast<size_t>(p.units[u].head)];
+        c.savedBytes += savedBytes[u];
+        c.recomputeMacs += macsPerUnit[u];
+    }
+    for (size_t i = 0; i < p.trainable.size(); ++i) {
+        const int t = p.trainable[i];
+        const int first = p.paramNode[i];
+        if (first >= 0 && !p.frozen[static_cast<size_t>(t)])
+            e.nodes[static_cast<size_t>(first)].params += std::max<int64_t>(sizes.numel[static_cast<size_t>(t)], 0);
+    }
+}
+
+// classicEstimate (below) over the plan's flat lists: the same sums without walking every node and tensor.
+int64_t classicEstimate(const PlanData& p, const Config& config, const ShapeTable& shapes)
+{
+    const Model& model = *p.model;
+    int64_t paramBytesTotal = 0;
+    for (int ti : p.classicParams) {
+        const size_t t = static_cast<size_t>(ti);
+        if (t < shapes.numel.size())
+            paramBytesTotal += paramBytes(config, model.tensors[t].dtype, std::max<int64_t>(shapes.numel[t], 0));
+    }
+    int64_t outputs = 0;
+    for (int ti : p.classicOutputs) {
+        const size_t t = static_cast<size_t>(ti);
+        if (t < shapes.bytes.size() && shapes.bytes[t] > 0)
+            outputs += shapes.bytes[t];
+    }
+    return classicEstimateFrom(config, paramBytesTotal, outputs);
+}
+
+Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
+{
+    const Model& m = *p.model;
+    Evaluation e;
+    const bool train = !policyIsInference(config);
+    const Bindings values = bindingsFor(m, config);
+    e.shapes = evaluateShapes(m, values);
+    const Sizes sizes = computeSizes(p, config, e.shapes, train);
+
+    const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
+    SimResult sim = simulate(p, config, e.shapes, sizes, opt);
+
+    Breakdown& b = e.memory;
+    b.microBatch = m.batchSymbol >= 0 ? values[static_cast<size_t>(m.batchSymbol)] : 1;
+    fillBreakdown(p, config, sizes, sim, train, b);
+    const std::vector<int64_t> saved = train ? savedPerUnit(p, config, e.shapes, sizes, opt)
+                                             : std::vector<int64_t>(p.units.size(), 0);
+    for (int64_t v : saved)
+        b.activationsSaved += v;
+    b.classicEstimate = classicEstimate(p, config, e.shapes);
+
+    const size_t nU = p.units.size();
+    std::vector<int64_t> macsPerUnit(light ? 0 : nU, 0); // the per-node costs reuse them
+    for (size_t u = 0; u < nU; ++u) {
+        const int64_t macs = unitMacs(p, p.units[u], e.shapes);
+        e.forwardMacs += macs;
+        if (!light)
+            macsPerUnit[u] = macs;
+    }
+    e.recomputeMacs = sim.recomputeMacs;
+    addWarnings(p, config, opt, train, e);
+    b.reservedPeak = reservedPeak(config, sim, opt.events);
+    e.peakStep = sim.peakStep;
+    if (light)
         return e;
-    }
 
     // The honest answer to "inplace ReLU saves memory": the same iteration with the switch flipped.
-    const bool anyInplace = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });
-    if (anyInplace) {
+    if (p.anyInplaceable) {
         SimOptions flipped = opt;
         flipped.events = false;
         flipped.inplace = !config.inplace;
@@ -262,37 +344,9 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
 
     e.timeline = std::move(sim.timeline);
     e.events = std::move(sim.events);
-    e.peakStep = sim.peakStep;
     e.peakLive = std::move(sim.peakLive);
     e.peakLiveBytes = std::move(sim.peakLiveBytes);
-
-    // Per node costs.
-    e.nodes.assign(m.nodes.size(), {});
-    for (size_t n = 0; n < m.nodes.size(); ++n) {
-        NodeCost& c = e.nodes[n];
-        for (int t : m.nodes[n].outputs) {
-            if (t < 0)
-                continue;
-            if (sizes.numel[static_cast<size_t>(t)] < 0 && p.dynamic[static_cast<size_t>(t)])
-                c.unknownShape = true;
-            c.outputBytes += sizes.act[static_cast<size_t>(t)];
-        }
-    }
-    for (size_t u = 0; u < nU; ++u) {
-        NodeCost& c = e.nodes[static_cast<size_t>(p.units[u].head)];
-        c.savedBytes += savedPerUnit[u];
-        c.recomputeMacs += unitMacs(p, p.units[u], e.shapes);
-    }
-    for (int t : p.trainable) {
-        const auto& cons = m.tensors[static_cast<size_t>(t)].consumers;
-        int first = cons.empty() ? -1 : cons.front();
-        // parameters reached through aliases: the first consumer of any alias
-        for (size_t a = 0; first < 0 && a < m.tensors.size(); ++a)
-            if (m.tensors[a].aliasOf == t && !m.tensors[a].consumers.empty())
-                first = m.tensors[a].consumers.front();
-        if (first >= 0 && !p.frozen[static_cast<size_t>(t)])
-            e.nodes[static_cast<size_t>(first)].params += std::max<int64_t>(sizes.numel[static_cast<size_t>(t)], 0);
-    }
+    fillNodeCosts(p, sizes, saved, macsPerUnit, e);
     return e;
 }
 
@@ -384,14 +438,6 @@ int64_t classicEstimate(const Model& model, const Config& config, const ShapeTab
             t < shapes.numel.size())
             paramBytesTotal += paramBytes(config, tensor.dtype, std::max<int64_t>(shapes.numel[t], 0));
     }
-    const bool train = !policyIsInference(config);
-    double n = 1;
-    if (train) {
-        const double perParam = optimizerBytesPerParam(config);
-        n = config.optimizer == Optimizer::Adam || config.optimizer == Optimizer::AdamW ? 4 : 2 + perParam / 4.0;
-        if (config.optimizer == Optimizer::SGD)
-            n = 2;
-    }
     int64_t outputs = 0;
     for (const Node& nd : model.nodes)
         for (int t : nd.outputs) {
@@ -402,8 +448,7 @@ int64_t classicEstimate(const Model& model, const Config& config, const ShapeTab
                 continue;
             outputs += shapes.bytes[static_cast<size_t>(t)];
         }
-    const double total = static_cast<double>(paramBytesTotal) * n + static_cast<double>(outputs) * (train ? 2.0 : 1.0);
-    return static_cast<int64_t>(std::llround(total));
+    return classicEstimateFrom(config, paramBytesTotal, outputs);
 }
 
 } // namespace headroom

@@ -3,6 +3,7 @@
 #include "headroom/memory/engine.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ struct PlanOptions {
 };
 PlanOptions planOptions(const Config& config);
 
+struct SimCache; // timeline_program.h
+std::shared_ptr<SimCache> newSimCache();
+
 struct PlanData {
     const Model* model = nullptr;
     std::vector<std::string> freeze;
@@ -99,12 +103,24 @@ struct PlanData {
     std::vector<std::vector<int>> paramSources; // static float tensor -> trainable params it derives from
     std::vector<std::vector<int>> consumerUnits; // dynamic tensor -> units consuming it (ascending)
     std::vector<int> trainable;          // parameter tensors (deduplicated, aliases resolved)
+    std::vector<std::vector<int64_t>> trainableDims; // parallel to trainable: constant dims (0: symbolic)
     std::vector<int> buffers;            // buffer tensors
     std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;    // weights bitsandbytes would quantize (quant_weights.cpp)
     std::vector<uint8_t> actElem;        // activation element size set by fine-tuning precision (0: the policy's)
     int lossTensor = -1;                 // the first graph output
+    bool anyInplaceable = false;         // some unit can run inplace (evaluate compares both settings)
+    // Flat copies of what every tick reads from the model and the units, so that a tick walks arrays
+    // instead of chasing each node's, tensor's and unit's own vectors (issue 16).
+    std::vector<std::pair<int, int>> nodeOutputs; // (node, output tensor), node by node
+    std::vector<int> paramNode;          // parallel to trainable: node its gradient is attributed to (-1)
+    std::vector<SavedItem> savedFlat;    // every unit's saved items, unit by unit
+    std::vector<int> savedBegin;         // per unit + 1: its first item in savedFlat
+    std::vector<int> classicParams;      // classicEstimate's parameters (stored, not aliases)
+    std::vector<int> classicOutputs;     // classicEstimate's node outputs that are activations
     std::vector<std::string> warnings;
+    // The simulated iteration's recorded structure per switch setting, reused by every tick (timeline.cpp)
+    std::shared_ptr<SimCache> simCache;
 };
 
 PlanData buildPlan(const Model& model, const PlanOptions& options);

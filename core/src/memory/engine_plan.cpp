@@ -443,12 +443,14 @@ PlanOptions planOptions(const Config& config)
     return o;
 }
 
-PlanData buildPlan(const Model& m, const PlanOptions& options)
+namespace {
+
+// buildPlan's steps, in order; each reads what the ones before it filled in.
+
+void initPlan(PlanData& p, const Model& m, const PlanOptions& options)
 {
-    const std::vector<std::string>& freeze = options.freeze;
-    PlanData p;
     p.model = &m;
-    p.freeze = freeze;
+    p.freeze = options.freeze;
     p.options = options;
     const size_t nT = m.tensors.size(), nN = m.nodes.size();
     p.dynamic.assign(nT, 0);
@@ -465,9 +467,14 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     p.quantizable = quantizableWeights(m);
     for (size_t t = 0; t < nT; ++t)
         p.root[t] = static_cast<int>(t);
-
     for (int t : m.inputs)
         p.dynamic[static_cast<size_t>(t)] = 1;
+}
+
+void classifyParameters(PlanData& p, const Model& m)
+{
+    const std::vector<std::string>& freeze = p.freeze;
+    const size_t nT = m.tensors.size();
     // Parameters and buffers (aliases resolved: a stored tensor referenced through Identity counts once).
     for (size_t t = 0; t < nT; ++t) {
         const Tensor& tensor = m.tensors[t];
@@ -491,6 +498,23 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             p.paramSources[t] = p.paramSources[static_cast<size_t>(a)];
         }
     }
+}
+
+// Optimizer state and quantized sizes read a parameter's dims on every tick: kept here once.
+void recordParameterDims(PlanData& p, const Model& m)
+{
+    p.trainableDims.reserve(p.trainable.size());
+    for (int t : p.trainable) {
+        std::vector<int64_t>& dims = p.trainableDims.emplace_back();
+        dims.reserve(m.tensors[static_cast<size_t>(t)].shape.dims.size()); // one allocation each, side by side
+        for (const DimExpr& d : m.tensors[static_cast<size_t>(t)].shape.dims)
+            dims.push_back(d.constantValue().value_or(0));
+    }
+}
+
+void propagateDynamic(PlanData& p, const Model& m)
+{
+    const size_t nN = m.nodes.size();
     // Dynamic-ness, requires-grad and the parameters behind weight-side (static) tensors, in topological order.
     static const std::vector<std::string> noGrad{"Shape", "Size", "Range", "ConstantOfShape", "Constant",
         "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not", "IsNaN",
@@ -522,7 +546,11 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
         if (!dyn)
             p.unitOfNode[n] = -1;
     }
+}
 
+void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
+{
+    const size_t nN = m.nodes.size();
     // Units: recognised decompositions first, then one unit per remaining dynamic node.
     Builder b{m, p, options, {}, std::vector<uint8_t>(nN, 0)};
     // Attention first: its scale and mask ops must not be taken by the smaller patterns.
@@ -569,7 +597,104 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     for (size_t u = 0; u < p.units.size(); ++u)
         for (int n : p.units[u].nodes)
             p.unitOfNode[static_cast<size_t>(n)] = static_cast<int>(u);
+}
 
+// The tensor a unit's view resolves from: the node's first input, or the matmul/conv result when the unit
+// is the bias half of a linear or conv.
+int linearBias(PlanData& p, const Model& m, Unit& u, const Node& nd)
+{
+    int x = nd.inputs.empty() ? -1 : nd.inputs[0];
+    // MatMul/Gemm/Conv + Add(1-D bias): exporters split F.linear and conv bias this way, but PyTorch adds
+    // the bias inside the same kernel (addmm, or matmul then add_ in at::linear): no second tensor
+    if (u.kind == UnitKind::Op && nd.op == "Add" && nd.inputs.size() == 2 && nd.inputs[0] >= 0 && nd.inputs[1] >= 0) {
+        const int a = nd.inputs[0], c = nd.inputs[1];
+        const int dyn = p.dynamic[static_cast<size_t>(a)] ? a : c, bias = dyn == a ? c : a;
+        const Tensor& bt = m.tensors[static_cast<size_t>(bias)];
+        const int pr = m.tensors[static_cast<size_t>(dyn)].producer;
+        const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
+        if (p.dynamic[static_cast<size_t>(dyn)] && !p.dynamic[static_cast<size_t>(bias)] && bt.shape.dims.size() == 1 &&
+            floatish(bt) && pu >= 0 && p.units[static_cast<size_t>(pu)].kind == UnitKind::Op &&
+            p.units[static_cast<size_t>(pu)].head == pr &&
+            (m.nodes[static_cast<size_t>(pr)].op == "MatMul" || m.nodes[static_cast<size_t>(pr)].op == "Gemm" ||
+             m.nodes[static_cast<size_t>(pr)].op == "Conv") &&
+            m.tensors[static_cast<size_t>(dyn)].consumers.size() == 1 && !m.tensors[static_cast<size_t>(dyn)].isGraphOutput) {
+            u.isView = true;
+            u.passGrad = true;
+            u.saved.clear();
+            x = dyn;
+        }
+    }
+    return x;
+}
+
+// A view's outputs share the storage root of `x`; the kind of non-contiguity they carry decides whether a
+// later reshape copies.
+void resolveViewStorage(PlanData& p, Unit& u, const Node& nd, int x)
+{
+    if (!u.isView || x < 0 || !p.dynamic[static_cast<size_t>(x)])
+        return;
+    const uint8_t inKind = p.nonContig[static_cast<size_t>(x)];
+    uint8_t kind = inKind;
+    bool copies = false;
+    if (nd.op == "Transpose") {
+        const auto perm = nd.attrInts("perm");
+        bool identity = !perm.empty();
+        for (size_t i = 0; i < perm.size(); ++i)
+            identity = identity && perm[i] == static_cast<int64_t>(i);
+        if (!identity)
+            kind = 2;
+    } else if (nd.op == "Split") {
+        if (nd.attrInt("axis", 0) != 0)
+            kind = std::max<uint8_t>(kind, 1);
+    } else if (nd.op == "Slice" || nd.op == "Expand") {
+        kind = std::max<uint8_t>(kind, 1);
+    } else if (nd.op == "Gather") {
+        if (nd.attrInt("axis", 0) != 0)
+            kind = std::max<uint8_t>(kind, 1);
+    } else if ((nd.op == "Reshape" || nd.op == "Flatten") && inKind == 2) {
+        copies = true; // torch.reshape of a permuted view materialises a contiguous copy
+    }
+    if (copies) {
+        u.isView = false;
+        u.passGrad = true;
+    } else {
+        for (int t : u.outputs) {
+            p.root[static_cast<size_t>(t)] = p.root[static_cast<size_t>(x)];
+            p.nonContig[static_cast<size_t>(t)] = kind;
+        }
+    }
+}
+
+// Saved items point at storage roots, never at static tensors (saving a parameter is free), once each.
+void cleanSavedItems(PlanData& p, Unit& u)
+{
+    for (SavedItem& s : u.saved)
+        if (s.kind == SavedItem::Kind::Storage && s.tensor >= 0)
+            s.tensor = p.root[static_cast<size_t>(s.tensor)];
+    // Inputs that are views of static tensors are not activations.
+    if (!u.isView && u.kind == UnitKind::Op) {
+        // remove Storage items that point at static tensors (parameters): saving a parameter is free
+        u.saved.erase(std::remove_if(u.saved.begin(), u.saved.end(),
+                                     [&](const SavedItem& s) {
+                                         return s.kind != SavedItem::Kind::Extra &&
+                                             (s.tensor < 0 || !p.dynamic[static_cast<size_t>(s.tensor)]);
+                                     }),
+                      u.saved.end());
+    }
+    // duplicates inside one unit
+    std::vector<SavedItem> uniq;
+    for (const SavedItem& s : u.saved) {
+        const bool dup = s.kind != SavedItem::Kind::Extra &&
+            std::any_of(uniq.begin(), uniq.end(),
+                        [&](const SavedItem& o) { return o.kind == s.kind && o.tensor == s.tensor; });
+        if (!dup)
+            uniq.push_back(s);
+    }
+    u.saved = std::move(uniq);
+}
+
+void applySavedRules(PlanData& p, const Model& m)
+{
     // Storage roots and contiguity, in order (a unit's inputs are resolved before it).
     // nonContig: 1 strided (Split/Slice/Expand), 2 permuted (Transpose): reshaping a permuted view copies.
     std::map<std::string, int> unknownOps;
@@ -595,94 +720,27 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             if (u.kind == UnitKind::Gelu || u.kind == UnitKind::Silu)
                 u.inplaceable = false;
         }
-        int x = nd.inputs.empty() ? -1 : nd.inputs[0];
-        // MatMul/Gemm/Conv + Add(1-D bias): exporters split F.linear and conv bias this way, but PyTorch adds
-        // the bias inside the same kernel (addmm, or matmul then add_ in at::linear): no second tensor
-        if (u.kind == UnitKind::Op && nd.op == "Add" && nd.inputs.size() == 2 && nd.inputs[0] >= 0 && nd.inputs[1] >= 0) {
-            const int a = nd.inputs[0], c = nd.inputs[1];
-            const int dyn = p.dynamic[static_cast<size_t>(a)] ? a : c, bias = dyn == a ? c : a;
-            const Tensor& bt = m.tensors[static_cast<size_t>(bias)];
-            const int pr = m.tensors[static_cast<size_t>(dyn)].producer;
-            const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
-            if (p.dynamic[static_cast<size_t>(dyn)] && !p.dynamic[static_cast<size_t>(bias)] && bt.shape.dims.size() == 1 &&
-                floatish(bt) && pu >= 0 && p.units[static_cast<size_t>(pu)].kind == UnitKind::Op &&
-                p.units[static_cast<size_t>(pu)].head == pr &&
-                (m.nodes[static_cast<size_t>(pr)].op == "MatMul" || m.nodes[static_cast<size_t>(pr)].op == "Gemm" ||
-                 m.nodes[static_cast<size_t>(pr)].op == "Conv") &&
-                m.tensors[static_cast<size_t>(dyn)].consumers.size() == 1 && !m.tensors[static_cast<size_t>(dyn)].isGraphOutput) {
-                u.isView = true;
-                u.passGrad = true;
-                u.saved.clear();
-                x = dyn;
-            }
-        }
-        if (u.isView && x >= 0 && p.dynamic[static_cast<size_t>(x)]) {
-            const uint8_t inKind = p.nonContig[static_cast<size_t>(x)];
-            uint8_t kind = inKind;
-            bool copies = false;
-            if (nd.op == "Transpose") {
-                const auto perm = nd.attrInts("perm");
-                bool identity = !perm.empty();
-                for (size_t i = 0; i < perm.size(); ++i)
-                    identity = identity && perm[i] == static_cast<int64_t>(i);
-                if (!identity)
-                    kind = 2;
-            } else if (nd.op == "Split") {
-                if (nd.attrInt("axis", 0) != 0)
-                    kind = std::max<uint8_t>(kind, 1);
-            } else if (nd.op == "Slice" || nd.op == "Expand") {
-                kind = std::max<uint8_t>(kind, 1);
-            } else if (nd.op == "Gather") {
-                if (nd.attrInt("axis", 0) != 0)
-                    kind = std::max<uint8_t>(kind, 1);
-            } else if ((nd.op == "Reshape" || nd.op == "Flatten") && inKind == 2) {
-                copies = true; // torch.reshape of a permuted view materialises a contiguous copy
-            }
-            if (copies) {
-                u.isView = false;
-                u.passGrad = true;
-            } else {
-                for (int t : u.outputs) {
-                    p.root[static_cast<size_t>(t)] = p.root[static_cast<size_t>(x)];
-                    p.nonContig[static_cast<size_t>(t)] = kind;
-                }
-            }
-        }
-        for (SavedItem& s : u.saved)
-            if (s.kind == SavedItem::Kind::Storage && s.tensor >= 0)
-                s.tensor = p.root[static_cast<size_t>(s.tensor)];
-        // Inputs that are views of static tensors are not activations.
-        if (!u.isView && u.kind == UnitKind::Op) {
-            // remove Storage items that point at static tensors (parameters): saving a parameter is free
-            u.saved.erase(std::remove_if(u.saved.begin(), u.saved.end(),
-                                         [&](const SavedItem& s) {
-                                             return s.kind != SavedItem::Kind::Extra &&
-                                                 (s.tensor < 0 || !p.dynamic[static_cast<size_t>(s.tensor)]);
-                                         }),
-                          u.saved.end());
-        }
-        // duplicates inside one unit
-        std::vector<SavedItem> uniq;
-        for (const SavedItem& s : u.saved) {
-            const bool dup = s.kind != SavedItem::Kind::Extra &&
-                std::any_of(uniq.begin(), uniq.end(),
-                            [&](const SavedItem& o) { return o.kind == s.kind && o.tensor == s.tensor; });
-            if (!dup)
-                uniq.push_back(s);
-        }
-        u.saved = std::move(uniq);
+        const int x = linearBias(p, m, u, nd);
+        resolveViewStorage(p, u, nd, x);
+        cleanSavedItems(p, u);
     }
     for (const auto& [op, count] : unknownOps)
         p.warnings.push_back("no saved-for-backward rule for " + op + " (" + std::to_string(count) +
                              " node" + (count > 1 ? "s" : "") + ", first " + unknownFirst[op] +
                              "): assumed it keeps its inputs and outputs");
+}
 
+void linkConsumers(PlanData& p)
+{
     // Consumers by unit, for liveness.
     for (size_t u = 0; u < p.units.size(); ++u)
         for (int t : p.units[u].inputs)
             if (p.dynamic[static_cast<size_t>(t)])
                 p.consumerUnits[static_cast<size_t>(t)].push_back(static_cast<int>(u));
+}
 
+void propagateGradients(PlanData& p, const Model& m)
+{
     // Gradients flow from the loss (the first graph output) back through differentiable units.
     p.lossTensor = m.outputs.empty() ? -1 : m.outputs[0];
     if (p.lossTensor >= 0 && p.reqGrad[static_cast<size_t>(p.lossTensor)])
@@ -698,8 +756,12 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             if (p.dynamic[static_cast<size_t>(t)] && p.reqGrad[static_cast<size_t>(t)])
                 p.getsGrad[static_cast<size_t>(t)] = 1;
     }
+}
 
-    // Autocast classes.
+// Autocast classes: which outputs autocast makes 16-bit, and the parameters it caches a 16-bit copy of.
+void classifyAutocast(PlanData& p, const Model& m)
+{
+    std::vector<uint8_t> cachedCopy(m.tensors.size(), 0); // already in amp16Params
     for (const Unit& u : p.units) {
         const Node& nd = m.nodes[static_cast<size_t>(u.head)];
         bool low = false;
@@ -710,8 +772,10 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             for (int t : u.inputs)
                 if (!p.dynamic[static_cast<size_t>(t)])
                     for (int s : p.paramSources[static_cast<size_t>(t)])
-                        if (std::find(p.amp16Params.begin(), p.amp16Params.end(), s) == p.amp16Params.end())
+                        if (!cachedCopy[static_cast<size_t>(s)]) {
+                            cachedCopy[static_cast<size_t>(s)] = 1;
                             p.amp16Params.push_back(s);
+                        }
         } else if (u.kind == UnitKind::Attention) {
             low = true; // scaled_dot_product_attention is on the lower_precision_fp list
         } else if (!ampFp32Op(nd.op)) {
@@ -739,42 +803,100 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
             for (int t : u.outputs)
                 p.amp16[static_cast<size_t>(t)] = 1;
     }
+}
+
+void autocastActivationCopies(PlanData& p, const Model& m)
+{
     // Under autocast a lower-precision op casts each fp32 activation operand to 16 bits; autocast caches
     // only casts of leaf tensors that require grad (weights: autocast_mode.h cached_cast), so every consumer
     // makes its own copy of an activation, and backward keeps that copy, not the fp32 tensor.
-    if (options.autocast)
-        for (Unit& u : p.units) {
-            const Node& nd = m.nodes[static_cast<size_t>(u.head)];
-            if (!(u.kind == UnitKind::Attention || (u.kind == UnitKind::Op && ampLowOp(nd.op))))
+    for (Unit& u : p.units) {
+        const Node& nd = m.nodes[static_cast<size_t>(u.head)];
+        if (!(u.kind == UnitKind::Attention || (u.kind == UnitKind::Op && ampLowOp(nd.op))))
+            continue;
+        for (int t : u.inputs) {
+            const size_t ti = static_cast<size_t>(t);
+            if (!p.dynamic[ti] || p.amp16[ti] || !floatish(m.tensors[ti]))
                 continue;
-            for (int t : u.inputs) {
-                const size_t ti = static_cast<size_t>(t);
-                if (!p.dynamic[ti] || p.amp16[ti] || !floatish(m.tensors[ti]))
-                    continue;
-                bool had = false;
-                for (auto it = u.saved.begin(); it != u.saved.end();) {
-                    const bool match = (it->kind == SavedItem::Kind::Storage && it->tensor == p.root[ti]) ||
-                        (it->kind == SavedItem::Kind::Copy && it->tensor == t);
-                    if (match) {
-                        had = true;
-                        it = u.saved.erase(it);
-                    } else {
-                        ++it;
-                    }
-                }
-                if (had) {
-                    SavedItem copy{SavedItem::Kind::Copy, t};
-                    copy.den = 2; // the 16-bit copy of an fp32 activation
-                    u.saved.push_back(copy);
-                }
-                if (p.getsGrad[ti]) {
-                    SavedItem g{SavedItem::Kind::Copy, t};
-                    g.den = 2;
-                    u.castGrads.push_back(g);
+            bool had = false;
+            for (auto it = u.saved.begin(); it != u.saved.end();) {
+                const bool match = (it->kind == SavedItem::Kind::Storage && it->tensor == p.root[ti]) ||
+                    (it->kind == SavedItem::Kind::Copy && it->tensor == t);
+                if (match) {
+                    had = true;
+                    it = u.saved.erase(it);
+                } else {
+                    ++it;
                 }
             }
+            if (had) {
+                SavedItem copy{SavedItem::Kind::Copy, t};
+                copy.den = 2; // the 16-bit copy of an fp32 activation
+                u.saved.push_back(copy);
+            }
+            if (p.getsGrad[ti]) {
+                SavedItem g{SavedItem::Kind::Copy, t};
+                g.den = 2;
+                u.castGrads.push_back(g);
+            }
         }
+    }
+}
+
+void flattenForTicks(PlanData& p, const Model& m)
+{
+    for (size_t n = 0; n < m.nodes.size(); ++n)
+        for (int t : m.nodes[n].outputs)
+            if (t >= 0) {
+                p.nodeOutputs.emplace_back(static_cast<int>(n), t);
+                if (m.tensors[static_cast<size_t>(t)].role == TensorRole::Activation)
+                    p.classicOutputs.push_back(t);
+            }
+    for (size_t t = 0; t < m.tensors.size(); ++t) {
+        const Tensor& tensor = m.tensors[t];
+        if (tensor.role == TensorRole::Parameter && tensor.aliasOf < 0 && tensor.producer < 0)
+            p.classicParams.push_back(static_cast<int>(t));
+    }
+    // parameters reached through aliases: the first consumer of the lowest-numbered alias that has one
+    std::vector<int> aliasConsumer(m.tensors.size(), -1);
+    for (size_t a = m.tensors.size(); a-- > 0;) {
+        const Tensor& at = m.tensors[a];
+        if (at.aliasOf >= 0 && !at.consumers.empty())
+            aliasConsumer[static_cast<size_t>(at.aliasOf)] = at.consumers.front();
+    }
+    p.paramNode.reserve(p.trainable.size());
+    for (int t : p.trainable) {
+        const auto& cons = m.tensors[static_cast<size_t>(t)].consumers;
+        p.paramNode.push_back(cons.empty() ? aliasConsumer[static_cast<size_t>(t)] : cons.front());
+    }
+    p.savedBegin.reserve(p.units.size() + 1);
+    for (const Unit& u : p.units) {
+        p.savedBegin.push_back(static_cast<int>(p.savedFlat.size()));
+        p.savedFlat.insert(p.savedFlat.end(), u.saved.begin(), u.saved.end());
+    }
+    p.savedBegin.push_back(static_cast<int>(p.savedFlat.size()));
+}
+
+} // namespace
+
+PlanData buildPlan(const Model& m, const PlanOptions& options)
+{
+    PlanData p;
+    initPlan(p, m, options);
+    classifyParameters(p, m);
+    recordParameterDims(p, m);
+    propagateDynamic(p, m);
+    formUnits(p, m, options);
+    applySavedRules(p, m);
+    linkConsumers(p);
+    propagateGradients(p, m);
+    classifyAutocast(p, m);
+    if (options.autocast)
+        autocastActivationCopies(p, m);
     // frozen parameters that are not consumed by anything that needs them are still weights
+    flattenForTicks(p, m);
+    p.anyInplaceable = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });
+    p.simCache = newSimCache();
     return p;
 }
 

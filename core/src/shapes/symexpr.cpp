@@ -7,22 +7,6 @@
 
 namespace headroom {
 
-std::optional<int64_t> checkedMul(int64_t a, int64_t b) noexcept
-{
-    int64_t r = 0;
-    if (__builtin_mul_overflow(a, b, &r))
-        return std::nullopt;
-    return r;
-}
-
-std::optional<int64_t> checkedAdd(int64_t a, int64_t b) noexcept
-{
-    int64_t r = 0;
-    if (__builtin_add_overflow(a, b, &r))
-        return std::nullopt;
-    return r;
-}
-
 DimExpr DimExpr::constant(int64_t value)
 {
     DimExpr e;
@@ -50,41 +34,9 @@ void DimExpr::addTerm(uint32_t mask, int64_t coeff)
     }
 }
 
-std::optional<int64_t> DimExpr::eval(const Bindings& values) const noexcept
-{
-    int64_t sum = 0;
-    for (const DimTerm& t : m_terms) {
-        int64_t prod = t.coeff;
-        for (uint32_t m = t.mask, i = 0; m != 0; m >>= 1, ++i) {
-            if ((m & 1u) == 0)
-                continue;
-            if (i >= values.size())
-                return std::nullopt;
-            auto p = checkedMul(prod, values[i]);
-            if (!p)
-                return std::nullopt;
-            prod = *p;
-        }
-        auto s = checkedAdd(sum, prod);
-        if (!s)
-            return std::nullopt;
-        sum = *s;
-    }
-    return sum;
-}
-
 bool DimExpr::isConstant() const noexcept
 {
     return m_terms.empty() || (m_terms.size() == 1 && m_terms[0].mask == 0);
-}
-
-std::optional<int64_t> DimExpr::constantValue() const noexcept
-{
-    if (m_terms.empty())
-        return 0;
-    if (m_terms.size() == 1 && m_terms[0].mask == 0)
-        return m_terms[0].coeff;
-    return std::nullopt;
 }
 
 uint32_t DimExpr::symbolMask() const noexcept

@@ -30,6 +30,7 @@ struct AllocatorOptions {
     int64_t maxSplitSize = INT64_MAX; // max_split_size_mb: blocks this large are never split
     int64_t capacity = 0;             // bytes the process may reserve (0: unlimited); beyond it cudaMalloc fails
     int64_t preallocated = 0;         // a block allocated before the first event and never freed (library workspaces)
+    bool perEvent = true;             // fill reservedAfter / allocatedAfter (a slider tick needs only the peaks)
 };
 
 class CachingAllocatorModel

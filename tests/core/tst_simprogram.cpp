@@ -1,0 +1,116 @@
+// A slider tick replays the iteration recorded for the plan (memory/timeline_program.h) instead of walking it
+// again. The recording is reused only while every binding-dependent decision it took still holds, so a plan
+// kept across bindings must give exactly what a fresh plan and a fresh walk give: batch 1 and seq 1 flip
+// those decisions (broadcast gradients, transposes of size-1 dims that stay contiguous), and the sequence
+// goes back and forth so that recorded programs are reused, not only recorded.
+#include "headroom/memory/engine.h"
+#include "headroom/import/loader.h"
+#include "headroom/import/synthetic.h"
+
+#include <QTest>
+
+using namespace headroom;
+
+namespace {
+
+QString differs(const Evaluation& kept, const Evaluation& fresh)
+{
+    const Breakdown& a = kept.memory;
+    const Breakdown& b = fresh.memory;
+    const std::vector<std::pair<const char*, std::pair<int64_t, int64_t>>> figures = {
+        {"peak", {a.peak, b.peak}}, {"reservedPeak", {a.reservedPeak, b.reservedPeak}},
+        {"activationsSaved", {a.activationsSaved, b.activationsSaved}},
+        {"activationsPeak", {a.activationsPeak, b.activationsPeak}},
+        {"activationsTransient", {a.activationsTransient, b.activationsTransient}},
+        {"lossBytes", {a.lossBytes, b.lossBytes}}, {"weights", {a.weights, b.weights}},
+        {"gradients", {a.gradients, b.gradients}}, {"optimizer", {a.optimizer, b.optimizer}},
+        {"recomputeMacs", {kept.recomputeMacs, fresh.recomputeMacs}},
+        {"inplaceTransientSaving", {kept.inplaceTransientSaving, fresh.inplaceTransientSaving}},
+        {"peakStep", {kept.peakStep, fresh.peakStep}}};
+    for (const auto& [name, v] : figures)
+        if (v.first != v.second)
+            return QString("%1: %2 vs %3").arg(name).arg(v.first).arg(v.second);
+    if (kept.timeline.size() != fresh.timeline.size())
+        return "timeline length";
+    for (size_t i = 0; i < kept.timeline.size(); ++i) {
+        const TimelinePoint& x = kept.timeline[i];
+        const TimelinePoint& y = fresh.timeline[i];
+        if (x.step != y.step || x.node != y.node || x.phase != y.phase || x.allocated != y.allocated || x.high != y.high)
+            return QString("timeline step %1").arg(i);
+    }
+    if (kept.events.size() != fresh.events.size())
+        return QString("events: %1 vs %2").arg(kept.events.size()).arg(fresh.events.size());
+    for (size_t i = 0; i < kept.events.size(); ++i) {
+        const AllocEvent& x = kept.events[i];
+        const AllocEvent& y = fresh.events[i];
+        if (x.kind != y.kind || x.id != y.id || x.bytes != y.bytes || x.category != y.category || x.step != y.step ||
+            x.tensor != y.tensor)
+            return QString("event %1").arg(i);
+    }
+    if (kept.peakLive != fresh.peakLive || kept.peakLiveBytes != fresh.peakLiveBytes)
+        return "peak culprits";
+    return {};
+}
+
+} // namespace
+
+class TestSimProgram : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void keptPlanEqualsFreshWalk_data()
+    {
+        QTest::addColumn<QString>("file"); // under tests/data, or "chain" for the synthetic residual chain
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<bool>("inference");
+        QTest::addColumn<bool>("inplace");
+        QTest::addColumn<int>("checkpoint");
+        QTest::addColumn<int>("accumulate");
+        QTest::newRow("tiny_gpt train") << "tiny_gpt.onnx" << "fp32" << false << false << 1 << 1;
+        QTest::newRow("tiny_gpt amp ckpt 3") << "tiny_gpt.onnx" << "amp-bf16" << false << false << 3 << 1;
+        QTest::newRow("bert_like inplace acc 2") << "bert_like.onnx" << "fp32" << false << true << 1 << 2;
+        QTest::newRow("bert_like infer") << "bert_like.onnx" << "fp16" << true << false << 1 << 1;
+        QTest::newRow("resnet18 inplace ckpt 4") << "resnet18.onnx" << "fp32" << false << true << 4 << 1;
+        QTest::newRow("lstm_tagger ckpt 2") << "lstm_tagger.onnx" << "fp32" << false << false << 2 << 1;
+        QTest::newRow("llama_small amp") << "hf/llama_small.onnx" << "amp-fp16" << false << false << 1 << 1;
+        QTest::newRow("llama_small mixed ckpt 2") << "hf/llama_small.onnx" << "mixed-bf16" << false << false << 2 << 1;
+        QTest::newRow("bert_base infer") << "hf/bert_base.onnx" << "fp32" << true << false << 1 << 1;
+        QTest::newRow("chain inplace ckpt 5") << "chain" << "fp32" << false << true << 5 << 1;
+    }
+    void keptPlanEqualsFreshWalk()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, dtype);
+        QFETCH(bool, inference);
+        QFETCH(bool, inplace);
+        QFETCH(int, checkpoint);
+        QFETCH(int, accumulate);
+        const Model m = file == "chain"
+            ? loadModelFromBytes(makeSyntheticChain(40, 32), "chain.onnx")
+            : loadModel(std::string(HEADROOM_TEST_DATA) + "/" + file.toStdString());
+        Config c;
+        c.dtype = *parseDtype(dtype.toStdString());
+        c.mode = inference ? Mode::Infer : Mode::Train;
+        c.inplace = inplace;
+        c.checkpointSegments = checkpoint;
+        c.accumulate = accumulate;
+        c.symbols = m.defaultBindings();
+        const EnginePlan plan = makePlan(m, c);
+        const int seq = m.symbolIndex("seq");
+        const int64_t batches[] = {8, 1, 3, 1, 16, 8};
+        const int64_t seqs[] = {64, 1, 7, 1, 32, 64};
+        for (size_t i = 0; i < std::size(batches); ++i) {
+            if (m.batchSymbol >= 0)
+                c.symbols[static_cast<size_t>(m.batchSymbol)] = batches[i];
+            if (seq >= 0)
+                c.symbols[static_cast<size_t>(seq)] = seqs[i];
+            QVERIFY(planMatches(plan, c));
+            const QString d = differs(evaluate(plan, c), evaluate(m, c));
+            QVERIFY2(d.isEmpty(), qPrintable(QString("batch %1 seq %2: %3").arg(batches[i]).arg(seqs[i]).arg(d)));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSimProgram)
+#include "tst_simprogram.moc"
