@@ -533,7 +533,7 @@ void propagateDynamic(PlanData& p, const Model& m)
                     sources.push_back(s);
         }
         const bool diff = std::find(noGrad.begin(), noGrad.end(), nd.op) == noGrad.end();
-        rg = rg || (dyn && inputEmbeddingRequiresGrad(m, options, nd));
+        rg = rg || (dyn && inputEmbeddingRequiresGrad(m, p.options, nd));
         for (int t : nd.outputs) {
             if (t < 0)
                 continue;
