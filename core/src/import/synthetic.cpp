@@ -110,7 +110,63 @@ private:
     int64_t m_offset = 0;
 };
 
+onnx::ModelProto emptyModel(const std::string& graphName)
+{
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("headroom-synthetic");
+    model.set_producer_version("1");
+    auto* op = model.add_opset_import();
+    op->set_domain("");
+    op->set_version(17);
+    model.mutable_graph()->set_name(graphName);
+    return model;
+}
+
+void addSymbolicValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                      int elemType, int64_t lastDim)
+{
+    auto* v = list->Add();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elemType);
+    tt->mutable_shape()->add_dim()->set_dim_param("batch");
+    tt->mutable_shape()->add_dim()->set_dim_param("seq");
+    if (lastDim > 0)
+        tt->mutable_shape()->add_dim()->set_dim_value(lastDim);
+}
+
 } // namespace
+
+std::string makeSyntheticChain(int blocks, int width)
+{
+    blocks = std::max(1, blocks);
+    width = std::max(1, width);
+    const int64_t d = width;
+    onnx::ModelProto model = emptyModel("synthetic_chain");
+    onnx::GraphProto* g = model.mutable_graph();
+    Builder b(g);
+    addSymbolicValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, d);
+    std::string x = "x";
+    for (int i = 0; i < blocks; ++i) {
+        const std::string s = "/blocks." + std::to_string(i);
+        const std::string p = "blocks." + std::to_string(i);
+        std::string y = b.node("MatMul", s + "/fc/MatMul", {x, b.weight(p + ".fc.weight", {d, d})});
+        y = b.node("Add", s + "/fc/Add", {b.weight(p + ".fc.bias", {d}), y});
+        y = b.node("Relu", s + "/act/Relu", {y});
+        x = b.node("Add", s + "/Add", {x, y});
+    }
+    addSymbolicValue(g->mutable_output(), x, onnx::TensorProto::FLOAT, d);
+    return model.SerializeAsString();
+}
+
+int syntheticChainBlocksFor(int nodes) { return std::max(1, nodes / 4); }
+
+int syntheticTransformerLayersFor(int nodes)
+{
+    // Counted on makeSyntheticTransformer: 12 nodes outside the layers, 86 per layer.
+    return std::max(1, (nodes - 12 + 43) / 86);
+}
 
 std::string makeSyntheticTransformer(int layers, int hidden, int heads, int vocab)
 {
@@ -120,15 +176,8 @@ std::string makeSyntheticTransformer(int layers, int hidden, int heads, int voca
     vocab = std::max(2, vocab);
     const int64_t h = hidden, hd = hidden / heads, nh = heads;
 
-    onnx::ModelProto model;
-    model.set_ir_version(8);
-    model.set_producer_name("headroom-synthetic");
-    model.set_producer_version("1");
-    auto* op = model.add_opset_import();
-    op->set_domain("");
-    op->set_version(17);
+    onnx::ModelProto model = emptyModel("synthetic_gpt");
     onnx::GraphProto* g = model.mutable_graph();
-    g->set_name("synthetic_gpt");
     Builder b(g);
 
     auto* in = g->add_input();
