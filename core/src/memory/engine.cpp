@@ -342,18 +342,29 @@ Evaluation evaluate(const Model& model, const Config& config)
     return evaluateImpl(p, config, false);
 }
 
-std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK)
+std::vector<CheckpointPoint> checkpointCurve(const EnginePlan& plan, const Config& config, int maxK)
 {
-    const EnginePlan plan = makePlan(model, config);
+    // One plan for every k (segments are cut at evaluation time), and the curve plots the allocated peak
+    // and the recompute, which the allocator model does not change: each point is simulated without
+    // recording or replaying allocation events.
+    Config base = config;
+    base.allocator = AllocatorMode::Exact;
+    base.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
+    const EnginePlan own = planMatches(plan, base) ? EnginePlan{} : makePlan(*plan.model, base);
+    const EnginePlan& use = own.data ? own : plan;
     std::vector<CheckpointPoint> curve;
     for (int k = 1; k <= std::max(1, maxK); ++k) {
-        Config c = config;
+        Config c = base;
         c.checkpointSegments = k;
-        c.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
-        const Evaluation e = evaluateLight(plan, c);
+        const Evaluation e = evaluateLight(use, c);
         curve.push_back({k, e.memory.peak, e.recomputeMacs});
     }
     return curve;
+}
+
+std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK)
+{
+    return checkpointCurve(makePlan(model, config), config, maxK);
 }
 
 int bestCheckpointSegments(const std::vector<CheckpointPoint>& curve)

@@ -82,14 +82,16 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     if (!options.sweep || r.fit.sizesUnknown)
         return r;
     if (config.mode == Mode::Train) {
-        r.checkpointCurve = checkpointCurve(model, config, 16);
+        r.checkpointCurve = checkpointCurve(plan, config, 16);
         r.bestCheckpoint = bestCheckpointSegments(r.checkpointCurve);
     }
     if (model.batchSymbol >= 0) {
-        for (int64_t b : sweepBatches(batchOf(model, config), r.fit.maxBatch)) {
+        const int64_t current = batchOf(model, config);
+        for (int64_t b : sweepBatches(current, r.fit.maxBatch)) {
             const Config c = withBatch(model, config, b);
             if (r.cluster.gpus.empty()) {
-                r.batchSweep.emplace_back(b, neededBytes(c, evaluateLight(plan, c)));
+                // The configured batch was evaluated above: the same need, not a second replay.
+                r.batchSweep.emplace_back(b, neededBytes(c, b == current ? r.evaluation : evaluateLight(plan, c)));
             } else {
                 int64_t need = 0;
                 for (const GpuShare& g : evaluateCluster(plan, c).gpus)
