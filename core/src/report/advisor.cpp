@@ -15,8 +15,8 @@ bool multiGpu(const Config& c) { return c.gpus > 1 && c.strategy != Strategy::Si
 class Judge
 {
 public:
-    Judge(const Model& model, const Config& config)
-        : m_model(model), m_plan(makePlan(model, config))
+    Judge(const Model& model, const Config& config, const EnginePlan* plan)
+        : m_model(model), m_plan(plan && plan->model == &model && planMatches(*plan, config) ? *plan : makePlan(model, config))
     {
     }
 
@@ -100,8 +100,14 @@ std::vector<int> topBlocks(const Model& model)
 
 std::vector<Advice> advise(const Model& model, const Config& config, int maxItems)
 {
-    const Judge judge(model, config);
-    const int64_t before = judge.need(config);
+    return advise(model, config, AdviceInputs{}, maxItems);
+}
+
+std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems)
+{
+    const Judge judge(model, config, known.plan);
+    const bool oneGpu = config.gpus <= 1 && config.strategy == Strategy::Single;
+    const int64_t before = known.need && oneGpu ? *known.need : judge.need(config);
     const bool fitsBefore = Judge::fits(config, before);
     const bool train = config.mode == Mode::Train;
     std::vector<Advice> out;
@@ -185,7 +191,8 @@ std::vector<Advice> advise(const Model& model, const Config& config, int maxItem
             single.gpus = 1;
             single.strategy = Strategy::Single;
         }
-        const int k = bestCheckpointSegments(checkpointCurve(model, single, maxK));
+        const bool reuse = known.checkpointCurve && !multiGpu(config) && known.checkpointCurve->size() == size_t(maxK);
+        const int k = bestCheckpointSegments(reuse ? *known.checkpointCurve : checkpointCurve(judge.plan(), single, maxK));
         if (k > 1) {
             Config c = config;
             c.checkpointSegments = k;

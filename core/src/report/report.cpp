@@ -100,7 +100,13 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
             }
         }
     }
-    r.advice = advise(model, config);
+    AdviceInputs known;
+    known.plan = &plan;
+    if (config.mode == Mode::Train)
+        known.checkpointCurve = &r.checkpointCurve;
+    if (r.cluster.gpus.empty())
+        known.need = r.fit.needed;
+    r.advice = advise(model, config, known);
     return r;
 }
 
