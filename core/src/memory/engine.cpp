@@ -75,10 +75,6 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     }
     const int gradElem = gradElemBytes(config);
     const FineTune& ft = config.finetune;
-    // fp32 adapters' state is sized as under FP32; one copy for all (a Config holds the freeze list,
-    // which the advisor makes one path per block long)
-    Config fp32 = config;
-    fp32.dtype = DtypePolicy::FP32;
     for (int t : p.trainable) {
         const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
         if (ft.quant != Quant::None && p.quantizable[static_cast<size_t>(t)]) {
@@ -105,6 +101,8 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         s.weightBytes[static_cast<size_t>(t)] = w;
         s.persistentWeights += w;
         if (train && !p.frozen[static_cast<size_t>(t)]) {
+            Config fp32 = config;
+            fp32.dtype = DtypePolicy::FP32;
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, fp32Adapter ? 4 : gradElem).value_or(0);
             const Config& oc = fp32Adapter ? fp32 : config;
             const std::vector<int64_t> dims = staticDims(m, t);
