@@ -96,30 +96,46 @@ std::vector<int> topBlocks(const Model& model)
     return blocks;
 }
 
-} // namespace
-
-std::vector<Advice> advise(const Model& model, const Config& config, int maxItems)
+// Tries each change on a copy of the configuration; the order of the tries is the order of equal savings.
+class Advisor
 {
-    return advise(model, config, AdviceInputs{}, maxItems);
-}
+public:
+    Advisor(const Model& m, const Config& c, const AdviceInputs& known)
+        : model(m)
+        , config(c)
+        , known(known)
+        , judge(m, c, known.plan)
+        , before(known.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *known.need : judge.need(c))
+        , fitsBefore(Judge::fits(c, before))
+        , train(c.mode == Mode::Train)
+        , batch(batchOf(m, c))
+    {
+    }
 
-std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems)
-{
-    const Judge judge(model, config, known.plan);
-    const bool oneGpu = config.gpus <= 1 && config.strategy == Strategy::Single;
-    const int64_t before = known.need && oneGpu ? *known.need : judge.need(config);
-    const bool fitsBefore = Judge::fits(config, before);
-    const bool train = config.mode == Mode::Train;
-    std::vector<Advice> out;
+    std::vector<Advice> run()
+    {
+        tryBatch();
+        tryDtype();
+        tryCheckpoint();
+        tryAccumulate();
+        tryInplace();
+        tryFreeze();
+        tryZeroStage();
+        tryGpu0Batch();
+        return std::move(out);
+    }
 
-    auto consider = [&](Advice::Kind kind, std::string summary, const Config& changed) {
+private:
+    void consider(Advice::Kind kind, std::string summary, const Config& changed)
+    {
         Advice a{kind, std::move(summary), changed, before, judge.need(changed), false};
         a.fitsAfter = Judge::fits(changed, a.needAfter);
         if (a.saving() > 0)
             out.push_back(std::move(a));
-    };
+    }
     // Of several strengths of one change: the mildest that fits, else the one that saves most.
-    auto pickMildest = [&](Advice::Kind kind, const std::vector<std::pair<std::string, Config>>& options) {
+    void pickMildest(Advice::Kind kind, const std::vector<std::pair<std::string, Config>>& options)
+    {
         std::optional<Advice> best;
         for (const auto& [summary, changed] : options) {
             Advice a{kind, summary, changed, before, judge.need(changed), false};
@@ -135,137 +151,180 @@ std::vector<Advice> advise(const Model& model, const Config& config, const Advic
         }
         if (best)
             out.push_back(std::move(*best));
-    };
-
-    const int64_t batch = batchOf(model, config);
+    }
 
     // Smaller batch: the largest that fits (only worth saying when the current one does not).
-    if (!fitsBefore && config.gpu.capacity > 0 && model.batchSymbol >= 0 && batch > 1) {
-        int64_t best = 0;
-        if (multiGpu(config)) {
-            int64_t lo = 0, hi = batch - 1;
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo + 1) / 2;
-                if (Judge::fits(config, judge.need(withBatch(model, config, mid))))
-                    lo = mid;
-                else
-                    hi = mid - 1;
+    void tryBatch()
+    {
+        if (!fitsBefore && config.gpu.capacity > 0 && model.batchSymbol >= 0 && batch > 1) {
+            int64_t best = 0;
+            if (multiGpu(config)) {
+                int64_t lo = 0, hi = batch - 1;
+                while (lo < hi) {
+                    const int64_t mid = lo + (hi - lo + 1) / 2;
+                    if (Judge::fits(config, judge.need(withBatch(model, config, mid))))
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
+                best = lo;
+            } else {
+                best = std::min(maxBatch(judge.plan(), config, batch), batch - 1);
             }
-            best = lo;
-        } else {
-            best = std::min(maxBatch(judge.plan(), config, batch), batch - 1);
+            if (best >= 1)
+                consider(Advice::Kind::Batch, "batch " + std::to_string(best), withBatch(model, config, best));
         }
-        if (best >= 1)
-            consider(Advice::Kind::Batch, "batch " + std::to_string(best), withBatch(model, config, best));
     }
 
     // 16-bit: pure and autocast (training) / weight-only int8 (inference).
-    if (train) {
-        if (config.dtype != DtypePolicy::BF16 && config.dtype != DtypePolicy::FP16) {
-            Config c = config;
-            c.dtype = DtypePolicy::BF16;
-            consider(Advice::Kind::Dtype, "bf16", c);
-        }
-        if (config.dtype == DtypePolicy::FP32) {
-            Config c = config;
-            c.dtype = DtypePolicy::AmpBF16;
-            consider(Advice::Kind::Dtype, "amp-bf16", c);
-        }
-    } else {
-        if (config.dtype == DtypePolicy::FP32) {
-            Config c = config;
-            c.dtype = DtypePolicy::BF16;
-            consider(Advice::Kind::Dtype, "bf16", c);
-        }
-        if (config.dtype != DtypePolicy::INT8 && config.dtype != DtypePolicy::INT4) {
-            Config c = config;
-            c.dtype = DtypePolicy::INT8;
-            consider(Advice::Kind::Dtype, "int8", c);
-        }
-    }
-
-    if (train && config.checkpointSegments <= 1 && !model.nodes.empty()) {
-        const int maxK = int(std::min<size_t>(16, model.nodes.size()));
-        Config single = config;
-        if (multiGpu(config)) { // the curve is per GPU: evaluate it at one GPU's batch
-            single.gpus = 1;
-            single.strategy = Strategy::Single;
-        }
-        const bool reuse = known.checkpointCurve && !multiGpu(config) && known.checkpointCurve->size() == size_t(maxK);
-        const int k = bestCheckpointSegments(reuse ? *known.checkpointCurve : checkpointCurve(judge.plan(), single, maxK));
-        if (k > 1) {
-            Config c = config;
-            c.checkpointSegments = k;
-            consider(Advice::Kind::Checkpoint, std::to_string(k) + " checkpoint segments", c);
-        }
-    }
-
-    if (train && batch >= 2) {
-        std::vector<std::pair<std::string, Config>> options;
-        for (int s = std::max(config.accumulate, 1) * 2; s <= batch; s *= 2) {
-            Config c = config;
-            c.accumulate = s;
-            options.emplace_back(std::to_string(s) + " gradient accumulation steps", c);
-            if (fitsBefore)
-                break; // it already fits: the first step says what the technique is worth
-        }
-        pickMildest(Advice::Kind::Accumulate, options);
-    }
-
-    if (!config.inplace) {
-        Config c = config;
-        c.inplace = true;
-        consider(Advice::Kind::Inplace, "inplace activations", c);
-    }
-
-    if (train && config.freeze.empty()) {
-        const std::vector<int> blocks = topBlocks(model);
-        if (blocks.size() >= 2) {
-            const size_t k = blocks.size() / 2;
-            Config c = config;
-            std::string names;
-            for (size_t i = 0; i < k; ++i) {
-                const std::string& path = model.layers[size_t(blocks[i])].path;
-                c.freeze.push_back(path); // a layer path freezes its subtree
-                names += (i ? ", " : "") + model.layers[size_t(blocks[i])].name;
+    void tryDtype()
+    {
+        if (train) {
+            if (config.dtype != DtypePolicy::BF16 && config.dtype != DtypePolicy::FP16) {
+                Config c = config;
+                c.dtype = DtypePolicy::BF16;
+                consider(Advice::Kind::Dtype, "bf16", c);
             }
-            consider(Advice::Kind::Freeze,
-                     "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size())
-                         + " blocks (" + names + ")",
-                     c);
+            if (config.dtype == DtypePolicy::FP32) {
+                Config c = config;
+                c.dtype = DtypePolicy::AmpBF16;
+                consider(Advice::Kind::Dtype, "amp-bf16", c);
+            }
+        } else {
+            if (config.dtype == DtypePolicy::FP32) {
+                Config c = config;
+                c.dtype = DtypePolicy::BF16;
+                consider(Advice::Kind::Dtype, "bf16", c);
+            }
+            if (config.dtype != DtypePolicy::INT8 && config.dtype != DtypePolicy::INT4) {
+                Config c = config;
+                c.dtype = DtypePolicy::INT8;
+                consider(Advice::Kind::Dtype, "int8", c);
+            }
         }
     }
 
-    if (train && config.gpus > 1) {
-        const Strategy s = config.strategy;
-        std::vector<Strategy> stages;
-        if (s == Strategy::DDP || s == Strategy::DP || s == Strategy::BalancedDP || s == Strategy::Single)
-            stages = {Strategy::ZeRO1, Strategy::ZeRO2, Strategy::ZeRO3};
-        else if (s == Strategy::ZeRO1)
-            stages = {Strategy::ZeRO2, Strategy::ZeRO3};
-        else if (s == Strategy::ZeRO2)
-            stages = {Strategy::ZeRO3};
-        std::vector<std::pair<std::string, Config>> options;
-        for (Strategy st : stages) {
+    void tryCheckpoint()
+    {
+        if (train && config.checkpointSegments <= 1 && !model.nodes.empty()) {
+            const int maxK = int(std::min<size_t>(16, model.nodes.size()));
+            Config single = config;
+            if (multiGpu(config)) { // the curve is per GPU: evaluate it at one GPU's batch
+                single.gpus = 1;
+                single.strategy = Strategy::Single;
+            }
+            const bool reuse = known.checkpointCurve && !multiGpu(config) && known.checkpointCurve->size() == size_t(maxK);
+            const int k = bestCheckpointSegments(reuse ? *known.checkpointCurve : checkpointCurve(judge.plan(), single, maxK));
+            if (k > 1) {
+                Config c = config;
+                c.checkpointSegments = k;
+                consider(Advice::Kind::Checkpoint, std::to_string(k) + " checkpoint segments", c);
+            }
+        }
+    }
+
+    void tryAccumulate()
+    {
+        if (train && batch >= 2) {
+            std::vector<std::pair<std::string, Config>> options;
+            for (int s = std::max(config.accumulate, 1) * 2; s <= batch; s *= 2) {
+                Config c = config;
+                c.accumulate = s;
+                options.emplace_back(std::to_string(s) + " gradient accumulation steps", c);
+                if (fitsBefore)
+                    break; // it already fits: the first step says what the technique is worth
+            }
+            pickMildest(Advice::Kind::Accumulate, options);
+        }
+    }
+
+    void tryInplace()
+    {
+        if (!config.inplace) {
             Config c = config;
-            c.strategy = st;
-            options.emplace_back(zeroName(st), c);
-        }
-        pickMildest(Advice::Kind::ZeroStage, options);
-    }
-
-    if (config.gpus > 1 && (config.strategy == Strategy::DP || config.strategy == Strategy::BalancedDP)) {
-        Config c = config;
-        c.strategy = Strategy::BalancedDP;
-        c.gpu0Batch = -1;
-        const ClusterEvaluation cl = evaluateCluster(judge.plan(), c);
-        if (!cl.gpus.empty()) {
-            c.gpu0Batch = cl.gpus.front().batch;
-            if (!(config.strategy == Strategy::BalancedDP && config.gpu0Batch == c.gpu0Batch))
-                consider(Advice::Kind::Gpu0Batch, "GPU 0 batch " + std::to_string(c.gpu0Batch), c);
+            c.inplace = true;
+            consider(Advice::Kind::Inplace, "inplace activations", c);
         }
     }
 
+    void tryFreeze()
+    {
+        if (train && config.freeze.empty()) {
+            const std::vector<int> blocks = topBlocks(model);
+            if (blocks.size() >= 2) {
+                const size_t k = blocks.size() / 2;
+                Config c = config;
+                std::string names;
+                for (size_t i = 0; i < k; ++i) {
+                    const std::string& path = model.layers[size_t(blocks[i])].path;
+                    c.freeze.push_back(path); // a layer path freezes its subtree
+                    names += (i ? ", " : "") + model.layers[size_t(blocks[i])].name;
+                }
+                consider(Advice::Kind::Freeze,
+                         "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size())
+                             + " blocks (" + names + ")",
+                         c);
+            }
+        }
+    }
+
+    void tryZeroStage()
+    {
+        if (train && config.gpus > 1) {
+            const Strategy s = config.strategy;
+            std::vector<Strategy> stages;
+            if (s == Strategy::DDP || s == Strategy::DP || s == Strategy::BalancedDP || s == Strategy::Single)
+                stages = {Strategy::ZeRO1, Strategy::ZeRO2, Strategy::ZeRO3};
+            else if (s == Strategy::ZeRO1)
+                stages = {Strategy::ZeRO2, Strategy::ZeRO3};
+            else if (s == Strategy::ZeRO2)
+                stages = {Strategy::ZeRO3};
+            std::vector<std::pair<std::string, Config>> options;
+            for (Strategy st : stages) {
+                Config c = config;
+                c.strategy = st;
+                options.emplace_back(zeroName(st), c);
+            }
+            pickMildest(Advice::Kind::ZeroStage, options);
+        }
+    }
+
+    void tryGpu0Batch()
+    {
+        if (config.gpus > 1 && (config.strategy == Strategy::DP || config.strategy == Strategy::BalancedDP)) {
+            Config c = config;
+            c.strategy = Strategy::BalancedDP;
+            c.gpu0Batch = -1;
+            const ClusterEvaluation cl = evaluateCluster(judge.plan(), c);
+            if (!cl.gpus.empty()) {
+                c.gpu0Batch = cl.gpus.front().batch;
+                if (!(config.strategy == Strategy::BalancedDP && config.gpu0Batch == c.gpu0Batch))
+                    consider(Advice::Kind::Gpu0Batch, "GPU 0 batch " + std::to_string(c.gpu0Batch), c);
+            }
+        }
+    }
+
+    const Model& model;
+    const Config& config;
+    const AdviceInputs& known;
+    const Judge judge;
+    const int64_t before;
+    const bool fitsBefore;
+    const bool train;
+    const int64_t batch;
+    std::vector<Advice> out;
+};
+
+} // namespace
+
+std::vector<Advice> advise(const Model& model, const Config& config, int maxItems)
+{
+    return advise(model, config, AdviceInputs{}, maxItems);
+}
+
+std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems)
+{
+    std::vector<Advice> out = Advisor(model, config, known).run();
     std::stable_sort(out.begin(), out.end(), [](const Advice& a, const Advice& b) { return a.saving() > b.saving(); });
     if (maxItems >= 0 && out.size() > size_t(maxItems))
         out.resize(size_t(maxItems));
