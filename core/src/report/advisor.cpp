@@ -100,12 +100,12 @@ std::vector<int> topBlocks(const Model& model)
 class Advisor
 {
 public:
-    Advisor(const Model& m, const Config& c, const AdviceInputs& known)
+    Advisor(const Model& m, const Config& c, const AdviceInputs& inputs)
         : model(m)
         , config(c)
-        , known(known)
-        , judge(m, c, known.plan)
-        , before(known.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *known.need : judge.need(c))
+        , known(inputs)
+        , judge(m, c, inputs.plan)
+        , before(inputs.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *inputs.need : judge.need(c))
         , fitsBefore(Judge::fits(c, before))
         , train(c.mode == Mode::Train)
         , batch(batchOf(m, c))
