@@ -4,9 +4,9 @@
 #include "headroom/hardware/allocator.h"
 
 #include <algorithm>
-#include <cmath>
-#include <exception>
+#include <exception> // the checkpoint curve's second thread
 #include <thread>
+#include <cmath>
 
 namespace headroom {
 
