@@ -36,6 +36,9 @@ bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batc
 }
 
 constexpr int DetailsDelayMs = 120; // a drag's ticks come faster than this; the full report waits for a pause
+// Above this many nodes a plan build and a first evaluation take tens of milliseconds or more (the 10k-node
+// transformer: ~60 ms with its max-batch search; docs/BENCHMARKS.md "Searches at scale"): off the GUI thread.
+constexpr size_t AsyncNodes = 5000;
 } // namespace
 
 AnalysisSession::AnalysisSession(QObject* parent)
@@ -56,6 +59,8 @@ AnalysisSession::AnalysisSession(QObject* parent)
 
 AnalysisSession::~AnalysisSession()
 {
+    if (m_detailsCancel)
+        m_detailsCancel->store(true);
     m_fastPool.waitForDone();
     m_pool.waitForDone();
 }
@@ -65,8 +70,7 @@ void AnalysisSession::setModel(ModelPtr model, const headroom::Config& config)
     m_model = std::move(model);
     m_config = config;
     m_report = {};
-    m_plan = m_model ? headroom::makePlan(*m_model, config) : headroom::EnginePlan{};
-    m_planFreeze = config.freeze;
+    m_plan = {}; // built with the first figures (on the worker for a large graph)
     m_maxBatchConfig.reset();
     m_lastFastMs = 0; // the first figures of a model come at once; its own timing decides the next ticks
     emit modelChanged();
@@ -85,35 +89,42 @@ void AnalysisSession::recompute()
         return;
     ++m_job;
     m_complete = false;
-    if (m_planFreeze != m_config.freeze || !headroom::planMatches(m_plan, m_config)) {
-        m_plan = headroom::makePlan(*m_model, m_config);
-        m_planFreeze = m_config.freeze;
-    }
+    if (m_detailsCancel)
+        m_detailsCancel->store(true); // the running full report is for a configuration no longer shown
     if (m_synchronous) {
         m_detailsTimer->stop();
-        applyFast(computeFast(m_plan, m_config, std::nullopt));
-        m_report = headroom::buildReport(*m_model, m_config, detailsOptions());
+        applyFast(computeFast(m_model, m_plan, m_config, std::nullopt));
+        m_report = headroom::buildReport(m_plan, m_config, detailsOptions());
         m_complete = true;
         emit detailsChanged();
         return;
     }
-    if (m_fastRunning || m_lastFastMs > m_asyncThresholdMs) {
+    const bool planBuild = !headroom::planMatches(m_plan, m_config) && planIsSlow();
+    if (m_fastRunning || m_lastFastMs > m_asyncThresholdMs || planBuild) {
         startFast();
     } else {
         std::optional<int64_t> known;
         if (m_maxBatchConfig && sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol))
             known = m_maxBatch;
-        applyFast(computeFast(m_plan, m_config, known));
+        applyFast(computeFast(m_model, m_plan, m_config, known));
     }
     scheduleDetails();
 }
 
-AnalysisSession::Fast AnalysisSession::computeFast(const headroom::EnginePlan& plan, const headroom::Config& config,
-                                                   std::optional<int64_t> maxBatch)
+bool AnalysisSession::planIsSlow() const
+{
+    return m_model && m_model->nodes.size() > AsyncNodes;
+}
+
+AnalysisSession::Fast AnalysisSession::computeFast(const ModelPtr& model, headroom::EnginePlan plan,
+                                                   const headroom::Config& config, std::optional<int64_t> maxBatch)
 {
     // buildReport(model, config, {.sweep = false}) from the same core functions, with the plan cached
     // and the max batch reused while only the batch changes (tests compare the two).
     Fast fast;
+    if (!headroom::planMatches(plan, config) || plan.model != model.get())
+        plan = headroom::makePlan(*model, config);
+    fast.plan = plan;
     QElapsedTimer timer;
     timer.start();
     headroom::Report& r = fast.report;
@@ -133,6 +144,8 @@ AnalysisSession::Fast AnalysisSession::computeFast(const headroom::EnginePlan& p
 void AnalysisSession::applyFast(Fast fast)
 {
     m_lastFastMs = fast.ms;
+    if (fast.plan.model == m_model.get())
+        m_plan = fast.plan;
     if (fast.searchedMaxBatch) {
         m_maxBatch = *fast.searchedMaxBatch;
         m_maxBatchConfig = fast.report.config;
@@ -156,7 +169,7 @@ void AnalysisSession::startFast()
         known = m_maxBatch;
     // The plan points into the model; the captured ModelPtr keeps it alive if another model is opened.
     m_fastPool.start([this, job, model = m_model, plan = m_plan, config = m_config, known] {
-        auto fast = std::make_shared<Fast>(computeFast(plan, config, known));
+        auto fast = std::make_shared<Fast>(computeFast(model, plan, config, known));
         QMetaObject::invokeMethod(this, [this, job, fast] {
             m_fastRunning = false;
             if (job == m_job) {
@@ -164,6 +177,8 @@ void AnalysisSession::startFast()
                     applyFast(std::move(*fast));
             } else {
                 m_lastFastMs = fast->ms;
+                if (fast->plan.model == m_model.get() && headroom::planMatches(fast->plan, m_config))
+                    m_plan = fast->plan; // still the right plan: the next job need not build it again
                 if (fast->searchedMaxBatch) {
                     m_maxBatch = *fast->searchedMaxBatch;
                     m_maxBatchConfig = fast->report.config;
@@ -184,11 +199,18 @@ void AnalysisSession::startDetails()
     m_running = true;
     m_pending = false;
     const int job = m_job;
-    m_pool.start([this, job, model = m_model, config = m_config] {
-        auto report = std::make_shared<headroom::Report>(headroom::buildReport(*model, config, detailsOptions()));
+    m_detailsCancel = std::make_shared<std::atomic<bool>>(false);
+    // The session's plan when it is this configuration's (the worker builds one otherwise); the captured
+    // ModelPtr keeps the model it points into alive.
+    m_pool.start([this, job, model = m_model, plan = m_plan, config = m_config, cancel = m_detailsCancel] {
+        headroom::ReportOptions options = detailsOptions();
+        options.cancel = cancel.get();
+        const headroom::EnginePlan use =
+            plan.model == model.get() && headroom::planMatches(plan, config) ? plan : headroom::makePlan(*model, config);
+        auto report = std::make_shared<headroom::Report>(headroom::buildReport(use, config, options));
         QMetaObject::invokeMethod(this, [this, job, report] {
             m_running = false;
-            if (job == m_job) {
+            if (job == m_job && !report->cancelled) {
                 m_report = std::move(*report);
                 m_complete = true;
                 if (m_shownJob != job) { // it overtook the fast figures' worker

@@ -7,7 +7,12 @@
 // to a second worker so the slider never waits: one job in flight, only the latest configuration runs
 // next, and the views keep the previous figures until it lands. The max batch does not depend on the
 // batch itself, so a batch drag reuses it (the search costs ~80 ms on a 10k-node graph). The full report
-// starts once the controls have been still for detailsDelayMs, so a drag does not compete with it.
+// starts once the controls have been still for detailsDelayMs, so a drag does not compete with it, and a
+// full report still running when the controls move again is cancelled (ReportOptions::cancel): its
+// result would be dropped, and on a 100k-node graph it holds the worker for seconds. The plan is built
+// where the figures are computed: for a large graph (asyncNodes) the first figures of a newly opened
+// model and every plan rebuild (freeze, precision, attention) run on the worker, so opening a
+// 100k-node model never blocks the window.
 #include "guiutil.h"
 
 #include "headroom/report/report.h"
@@ -16,6 +21,8 @@
 #include <QThreadPool>
 #include <QTimer>
 
+#include <atomic>
+#include <memory>
 #include <optional>
 
 namespace gui {
@@ -55,6 +62,7 @@ signals:
 private:
     struct Fast {
         headroom::Report report;
+        headroom::EnginePlan plan;               // the plan it used (built by the job when none matched)
         std::optional<int64_t> searchedMaxBatch; // set when the max batch had to be searched
         double ms = 0;                           // evaluate + cluster + fit, without the search
     };
@@ -63,11 +71,12 @@ private:
     void startDetails();
     void startFast();
     void applyFast(Fast fast);
-    static Fast computeFast(const headroom::EnginePlan& plan, const headroom::Config& config,
+    static Fast computeFast(const ModelPtr& model, headroom::EnginePlan plan, const headroom::Config& config,
                             std::optional<int64_t> maxBatch);
+    // A plan for a graph this large is built off the GUI thread (~0.3 s at 100k nodes).
+    bool planIsSlow() const;
 
     headroom::EnginePlan m_plan;
-    std::vector<std::string> m_planFreeze;
     std::optional<headroom::Config> m_maxBatchConfig; // the configuration m_maxBatch was searched for
     int64_t m_maxBatch = 0;
 
@@ -84,6 +93,7 @@ private:
     bool m_fastPending = false; // the configuration changed while it ran
     double m_lastFastMs = 0;
     double m_asyncThresholdMs = 4; // a quarter frame: the slider and repaint must fit in the rest
+    std::shared_ptr<std::atomic<bool>> m_detailsCancel; // the running full report's stop flag
     QTimer* m_detailsTimer;
     QThreadPool m_pool;     // the full report
     QThreadPool m_fastPool; // fast figures, when they are slow

@@ -4,6 +4,8 @@
 #include "headroom/hardware/allocator.h"
 
 #include <algorithm>
+#include <exception> // the checkpoint curve's second thread
+#include <thread>
 #include <cmath>
 #include <optional>
 
@@ -399,18 +401,57 @@ Evaluation evaluate(const Model& model, const Config& config)
     return evaluateImpl(p, config, false);
 }
 
-std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK)
+std::vector<CheckpointPoint> checkpointCurve(const EnginePlan& plan, const Config& config, int maxK)
 {
-    const EnginePlan plan = makePlan(model, config);
-    std::vector<CheckpointPoint> curve;
-    for (int k = 1; k <= std::max(1, maxK); ++k) {
-        Config c = config;
+    // One plan for every k (segments are cut at evaluation time), and the curve plots the allocated peak
+    // and the recompute, which the allocator model does not change: each point is simulated without
+    // recording or replaying allocation events.
+    Config base = config;
+    base.allocator = AllocatorMode::Exact;
+    base.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
+    const EnginePlan own = planMatches(plan, base) ? EnginePlan{} : makePlan(*plan.model, base);
+    const EnginePlan& use = own.data ? own : plan;
+    const int n = std::max(1, maxK);
+    std::vector<CheckpointPoint> curve(static_cast<size_t>(n));
+    const auto point = [&](int k) {
+        Config c = base;
         c.checkpointSegments = k;
-        c.finetune.layerCheckpoint = false; // the curve is checkpoint_sequential's, k = 1 meaning none
-        const Evaluation e = evaluateLight(plan, c);
-        curve.push_back({k, e.memory.peak, e.recomputeMacs});
+        const Evaluation e = evaluateLight(use, c);
+        curve[static_cast<size_t>(k - 1)] = {k, e.memory.peak, e.recomputeMacs};
+    };
+    // The points are independent evaluations of a const plan: on a deep graph each k is a simulation of
+    // its own (the segments change the walk), so a second core takes every other k. Same values in the
+    // same order either way.
+    if (n >= 4 && std::thread::hardware_concurrency() >= 2) {
+        std::exception_ptr failed;
+        std::thread other([&] {
+            try {
+                for (int k = 2; k <= n; k += 2)
+                    point(k);
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        });
+        try {
+            for (int k = 1; k <= n; k += 2)
+                point(k);
+        } catch (...) {
+            other.join();
+            throw;
+        }
+        other.join();
+        if (failed)
+            std::rethrow_exception(failed);
+    } else {
+        for (int k = 1; k <= n; ++k)
+            point(k);
     }
     return curve;
+}
+
+std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK)
+{
+    return checkpointCurve(makePlan(model, config), config, maxK);
 }
 
 int bestCheckpointSegments(const std::vector<CheckpointPoint>& curve)

@@ -3,6 +3,7 @@
 #include "memory/engine_internal.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <map>
 
 namespace headroom {
@@ -378,7 +379,42 @@ struct Builder {
     }
 };
 
-bool frozenBy(const Model& m, int t, const std::vector<std::string>& freeze)
+// The freeze patterns split once per plan: most are plain layer paths (the advisor's "freeze the first k
+// blocks" lists one per block), which a hash lookup decides, so a plan costs O(names), not O(names x
+// patterns); only patterns with wildcards are matched one by one. A pattern without '*' or '?' matches
+// exactly the equal name under globMatch, so the answers are the same.
+struct FreezeMatcher {
+    std::unordered_set<std::string_view> keepExact, freezeExact;
+    std::vector<std::string_view> keepGlob, freezeGlob;
+    explicit FreezeMatcher(const std::vector<std::string>& freeze)
+    {
+        for (const std::string& pat : freeze) {
+            // "!pattern" keeps a parameter trainable that another pattern freezes (LoRA: "*" but the adapters)
+            const bool keep = pat.starts_with('!');
+            const std::string_view body = keep ? std::string_view(pat).substr(1) : std::string_view(pat);
+            const bool glob = body.find_first_of("*?") != std::string_view::npos;
+            if (glob)
+                (keep ? keepGlob : freezeGlob).push_back(body);
+            else
+                (keep ? keepExact : freezeExact).insert(body);
+        }
+    }
+    bool empty() const { return keepExact.empty() && freezeExact.empty() && keepGlob.empty() && freezeGlob.empty(); }
+    static bool any(const std::vector<std::string>& names, const std::unordered_set<std::string_view>& exact,
+                    const std::vector<std::string_view>& globs)
+    {
+        for (const std::string& nm : names) {
+            if (exact.count(nm))
+                return true;
+            for (std::string_view g : globs)
+                if (globMatch(g, nm))
+                    return true;
+        }
+        return false;
+    }
+};
+
+bool frozenBy(const Model& m, int t, const FreezeMatcher& freeze)
 {
     if (freeze.empty())
         return false;
@@ -393,18 +429,9 @@ bool frozenBy(const Model& m, int t, const std::vector<std::string>& freeze)
         }
         names.push_back(m.nodePath(c));
     }
-    // "!pattern" keeps a parameter trainable that another pattern freezes (LoRA: "*" but the adapters)
-    for (const std::string& pat : freeze)
-        if (pat.starts_with('!'))
-            for (const std::string& nm : names)
-                if (globMatch(std::string_view(pat).substr(1), nm))
-                    return false;
-    for (const std::string& pat : freeze)
-        if (!pat.starts_with('!'))
-            for (const std::string& nm : names)
-                if (globMatch(pat, nm))
-                    return true;
-    return false;
+    if (FreezeMatcher::any(names, freeze.keepExact, freeze.keepGlob))
+        return false;
+    return FreezeMatcher::any(names, freeze.freezeExact, freeze.freezeGlob);
 }
 
 } // namespace
@@ -476,13 +503,14 @@ void classifyParameters(PlanData& p, const Model& m)
     const std::vector<std::string>& freeze = p.freeze;
     const size_t nT = m.tensors.size();
     // Parameters and buffers (aliases resolved: a stored tensor referenced through Identity counts once).
+    const FreezeMatcher freezeMatcher(freeze);
     for (size_t t = 0; t < nT; ++t) {
         const Tensor& tensor = m.tensors[t];
         if (tensor.aliasOf >= 0 || tensor.producer >= 0)
             continue;
         if (tensor.role == TensorRole::Parameter) {
             p.trainable.push_back(static_cast<int>(t));
-            p.frozen[t] = frozenBy(m, static_cast<int>(t), freeze) ? 1 : 0;
+            p.frozen[t] = frozenBy(m, static_cast<int>(t), freezeMatcher) ? 1 : 0;
             if (!p.frozen[t]) {
                 p.reqGrad[t] = 1;
                 p.paramSources[t] = {static_cast<int>(t)};

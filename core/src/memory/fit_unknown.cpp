@@ -2,8 +2,10 @@
 // activation is not 0 bytes), and the largest value of any symbol that fits (--max SYMBOL: "what context
 // length fits?").
 #include "memory/engine_internal.h"
+#include "headroom/hardware/allocator.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace headroom {
 
@@ -92,9 +94,42 @@ int64_t maxSymbolValue(const EnginePlan& plan, const Config& config, int symbol,
     }
     if (config.allocator == AllocatorMode::Exact)
         return lo;
+    // need(v) <= budget where the need is max(allocated peak, reserved peak) + context: the reserved
+    // bytes only grow along the replay, so the first allocation that takes them past budget - context
+    // proves the need is over budget and the rest of the replay is skipped (most values the scan below
+    // tries are over: the reserved need runs above the allocated one by the cache's fragmentation). A
+    // replay that stays under is confirmed with the full evaluation, so every answer is need()'s own.
+    const bool samePlan = planMatches(plan, config);
+    const auto reservedFits = [&](int64_t v) {
+        Config c = config;
+        if (c.symbols.size() != m.symbols.size())
+            c.symbols = m.defaultBindings();
+        c.symbols[size_t(symbol)] = v;
+        if (samePlan) {
+            // as evaluate() replays the step (engine.cpp, allocator.cpp replay())
+            AllocatorOptions options;
+            options.preallocated = config.gpu.workspace;
+            CachingAllocatorModel model(config.allocator, options);
+            if (options.preallocated > 0)
+                model.allocate(options.preallocated);
+            const int64_t held = budget - config.gpu.context; // what the allocator may hold
+            std::unordered_map<int64_t, int64_t> handleOf;
+            for (const AllocEvent& e : stepEvents(*plan.data, c)) {
+                if (e.kind == AllocEvent::Kind::Alloc) {
+                    handleOf[e.id] = model.allocate(e.bytes);
+                    if (model.maxReserved() > held)
+                        return false;
+                } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
+                    model.free(it->second);
+                    handleOf.erase(it);
+                }
+            }
+        }
+        return need(v, config.allocator) <= budget;
+    };
     // Reserved >= allocated but not monotone (segment rounding): the first value that fits scanning down.
     for (int64_t v = lo, tries = 0; v >= 1 && tries < 512; --v, ++tries)
-        if (need(v, config.allocator) <= budget)
+        if (reservedFits(v))
             return v;
     int64_t a = 0, b = std::max<int64_t>(1, lo - 512);
     while (b - a > 1) {

@@ -15,8 +15,8 @@ bool multiGpu(const Config& c) { return c.gpus > 1 && c.strategy != Strategy::Si
 class Judge
 {
 public:
-    Judge(const Model& model, const Config& config)
-        : m_model(model), m_plan(makePlan(model, config))
+    Judge(const Model& model, const Config& config, const EnginePlan* plan)
+        : m_model(model), m_plan(plan && plan->model == &model && planMatches(*plan, config) ? *plan : makePlan(model, config))
     {
     }
 
@@ -34,10 +34,12 @@ public:
             return n;
         }
         // The fit's own figure: what the step holds under capacity when the allocator gives cache back.
+        // Only the need is read, which the light evaluation gives the same (reserved peak included); the
+        // plan is built once, for the changed config's freeze list and precision class.
         if (samePlan)
-            return computeFitOnly(m_plan, c, evaluate(m_plan, c)).needed;
-        const EnginePlan plan = makePlan(m_model, c.freeze);
-        return computeFitOnly(plan, c, evaluate(plan, c)).needed;
+            return computeFitOnly(m_plan, c, evaluateLight(m_plan, c)).needed;
+        const EnginePlan plan = makePlan(m_model, c);
+        return computeFitOnly(plan, c, evaluateLight(plan, c)).needed;
     }
     static bool fits(const Config& c, int64_t need)
     {
@@ -98,11 +100,12 @@ std::vector<int> topBlocks(const Model& model)
 class Advisor
 {
 public:
-    Advisor(const Model& m, const Config& c)
+    Advisor(const Model& m, const Config& c, const AdviceInputs& inputs)
         : model(m)
         , config(c)
-        , judge(m, c)
-        , before(judge.need(c))
+        , known(inputs)
+        , judge(m, c, inputs.plan)
+        , before(inputs.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *inputs.need : judge.need(c))
         , fitsBefore(Judge::fits(c, before))
         , train(c.mode == Mode::Train)
         , batch(batchOf(m, c))
@@ -210,7 +213,8 @@ private:
                 single.gpus = 1;
                 single.strategy = Strategy::Single;
             }
-            const int k = bestCheckpointSegments(checkpointCurve(model, single, maxK));
+            const bool reuse = known.checkpointCurve && !multiGpu(config) && known.checkpointCurve->size() == size_t(maxK);
+            const int k = bestCheckpointSegments(reuse ? *known.checkpointCurve : checkpointCurve(judge.plan(), single, maxK));
             if (k > 1) {
                 Config c = config;
                 c.checkpointSegments = k;
@@ -302,6 +306,7 @@ private:
 
     const Model& model;
     const Config& config;
+    const AdviceInputs& known;
     const Judge judge;
     const int64_t before;
     const bool fitsBefore;
@@ -314,7 +319,12 @@ private:
 
 std::vector<Advice> advise(const Model& model, const Config& config, int maxItems)
 {
-    std::vector<Advice> out = Advisor(model, config).run();
+    return advise(model, config, AdviceInputs{}, maxItems);
+}
+
+std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems)
+{
+    std::vector<Advice> out = Advisor(model, config, known).run();
     std::stable_sort(out.begin(), out.end(), [](const Advice& a, const Advice& b) { return a.saving() > b.saving(); });
     if (maxItems >= 0 && out.size() > size_t(maxItems))
         out.resize(size_t(maxItems));

@@ -57,6 +57,10 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     const Model& model = *plan.model;
     Report r;
     r.config = config;
+    const auto stop = [&] {
+        r.cancelled = r.cancelled || (options.cancel && options.cancel->load(std::memory_order_relaxed));
+        return r.cancelled;
+    };
     r.evaluation = evaluate(plan, config);
     if (config.gpus > 1 || config.strategy != Strategy::Single) {
         r.cluster = evaluateCluster(plan, config);
@@ -64,6 +68,8 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     } else {
         r.fit = computeFit(plan, config, r.evaluation);
     }
+    if (stop())
+        return r;
     if (options.maxSymbol >= 0 && size_t(options.maxSymbol) < model.symbols.size()) {
         r.fit.maxSymbol = options.maxSymbol;
         // The search evaluates one GPU; a sharded or replicated configuration gets no number rather than
@@ -73,23 +79,27 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     }
     const bool oneGpu = config.gpus <= 1 && config.strategy == Strategy::Single;
     if (options.symbolMaxima && !r.fit.sizesUnknown && oneGpu && config.gpu.capacity > 0) {
-        for (size_t i = 0; i < model.symbols.size(); ++i)
+        for (size_t i = 0; i < model.symbols.size() && !stop(); ++i)
             r.symbolMax.push_back(static_cast<int>(i) == model.batchSymbol
                                       ? r.fit.maxBatch
                                       : maxSymbolValue(plan, config, static_cast<int>(i)));
     }
     // No curves or advice built on sizes that are not known.
-    if (!options.sweep || r.fit.sizesUnknown)
+    if (!options.sweep || r.fit.sizesUnknown || stop())
         return r;
     if (config.mode == Mode::Train) {
-        r.checkpointCurve = checkpointCurve(model, config, 16);
+        r.checkpointCurve = checkpointCurve(plan, config, 16);
         r.bestCheckpoint = bestCheckpointSegments(r.checkpointCurve);
     }
     if (model.batchSymbol >= 0) {
-        for (int64_t b : sweepBatches(batchOf(model, config), r.fit.maxBatch)) {
+        const int64_t current = batchOf(model, config);
+        for (int64_t b : sweepBatches(current, r.fit.maxBatch)) {
+            if (stop())
+                return r;
             const Config c = withBatch(model, config, b);
             if (r.cluster.gpus.empty()) {
-                r.batchSweep.emplace_back(b, neededBytes(c, evaluateLight(plan, c)));
+                // The configured batch was evaluated above: the same need, not a second replay.
+                r.batchSweep.emplace_back(b, neededBytes(c, b == current ? r.evaluation : evaluateLight(plan, c)));
             } else {
                 int64_t need = 0;
                 for (const GpuShare& g : evaluateCluster(plan, c).gpus)
@@ -98,7 +108,15 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
             }
         }
     }
-    r.advice = advise(model, config);
+    if (stop())
+        return r;
+    AdviceInputs known;
+    known.plan = &plan;
+    if (config.mode == Mode::Train)
+        known.checkpointCurve = &r.checkpointCurve;
+    if (r.cluster.gpus.empty())
+        known.need = r.fit.needed;
+    r.advice = advise(model, config, known);
     return r;
 }
 

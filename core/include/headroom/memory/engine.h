@@ -119,6 +119,8 @@ Evaluation evaluateLight(const EnginePlan& plan, const Config& config);
 // Peak + recompute against checkpoint segments k = 1..maxK, and the best k (lowest peak; ties: fewer k).
 struct CheckpointPoint { int k = 1; int64_t peak = 0; int64_t recomputeMacs = 0; };
 std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK);
+// Same over a plan the caller keeps (a report): no plan is built when it matches the config.
+std::vector<CheckpointPoint> checkpointCurve(const EnginePlan& plan, const Config& config, int maxK);
 int bestCheckpointSegments(const std::vector<CheckpointPoint>& curve);
 // How many modules checkpoint_sequential cuts into segments (top-level modules, Sequentials expanded).
 int checkpointModuleCount(const EnginePlan& plan);

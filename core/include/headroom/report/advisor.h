@@ -1,6 +1,7 @@
 #pragma once
 #include "headroom/memory/engine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,14 @@ struct Advice {
 
 // The advice that reduces the need, biggest saving first; only changes that save memory.
 std::vector<Advice> advise(const Model& model, const Config& config, int maxItems = 6);
+
+// What a report has already computed for `config`, so that advise() does not compute it again (each is
+// used only where it is what advise() would compute itself).
+struct AdviceInputs {
+    const EnginePlan* plan = nullptr;                               // makePlan(model, config)
+    const std::vector<CheckpointPoint>* checkpointCurve = nullptr;  // checkpointCurve(model, config, 16)
+    std::optional<int64_t> need;                                    // computeFit(...).needed on one GPU
+};
+std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems = 6);
 
 } // namespace headroom

@@ -4,6 +4,7 @@
 #include "headroom/hardware/multigpu.h"
 
 #include <nlohmann/json.hpp>
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,7 @@ struct Report {
     // Per symbol (ReportOptions::symbolMaxima): the largest value that fits with the others as configured;
     // kUnknownMax where no number is honest. Empty when not asked or when the fit is unknown.
     std::vector<int64_t> symbolMax;
+    bool cancelled = false; // ReportOptions::cancel stopped it: incomplete, not to be shown
 };
 
 struct ReportOptions {
@@ -30,6 +32,9 @@ struct ReportOptions {
     bool sweep = true;      // compute batch sweep / checkpoint curve / advice (costly parts)
     int maxSymbol = -1;     // --max SYMBOL: symbol index whose largest fitting value goes in fit.max
     bool symbolMaxima = false; // fill Report::symbolMax (the GUI marks each slider's max)
+    // Set by another thread when the report is no longer wanted (the GUI's controls moved on): buildReport
+    // stops between its searches and returns what it has, which the caller must drop (Report::cancelled).
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options = {});
