@@ -5,9 +5,11 @@
 #include "headroom/import/hfconfig.h"
 #include "headroom/import/loader.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -148,6 +150,67 @@ private slots:
         const double err = errPct(e.memory.peak, want);
         qInfo("peak %lld vs H100 %lld (%+.1f %%)", static_cast<long long>(e.memory.peak), static_cast<long long>(want), err);
         QVERIFY2(std::abs(err) <= 5.0, qPrintable(QString::number(err)));
+    }
+
+    // transformers' ForCausalLMLoss runs `logits = logits.float()` before cross_entropy whatever the dtype
+    // (transformers/loss/loss_utils.py). A 1-layer llama, vocab V = 1000, batch 2, seq 16: the logits hold
+    // N = 2 * 16 * 1000 = 32,000 elements. The Loss-category buffers in allocation order, by hand:
+    // - fp32: log_softmax's result 4N, nll_loss's gradient 4N, the logits' gradient 4N; 12N live at most.
+    // - bf16 / fp16 (no autocast): the fp32 copy 4N, log_softmax's fp32 result 4N (the copy freed), nll_loss's
+    //   fp32 gradient 4N, log_softmax's backward = the copy's fp32 gradient 4N (result + both gradients live:
+    //   12N), then ToCopyBackward's 16-bit gradient of the logits 2N.
+    // - amp-bf16: the same as bf16 (unchanged: autocast already lifted the output).
+    // - the same graph not marked as built from a config.json (any ONNX file, a dynamo export included) in
+    //   bf16: the loss on the 16-bit logits, 2N each, 6N at most (unchanged).
+    void lossUpcast_data()
+    {
+        const qint64 n = 2 * 16 * 1000;
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("config");
+        QTest::addColumn<QList<qint64>>("allocs");
+        QTest::addColumn<qint64>("maxLive");
+        QTest::newRow("fp32") << int(DtypePolicy::FP32) << true << QList<qint64>{4 * n, 4 * n, 4 * n} << 12 * n;
+        QTest::newRow("bf16 upcast") << int(DtypePolicy::BF16) << true
+                                     << QList<qint64>{4 * n, 4 * n, 4 * n, 4 * n, 2 * n} << 12 * n;
+        QTest::newRow("fp16 upcast") << int(DtypePolicy::FP16) << true
+                                     << QList<qint64>{4 * n, 4 * n, 4 * n, 4 * n, 2 * n} << 12 * n;
+        QTest::newRow("amp-bf16") << int(DtypePolicy::AmpBF16) << true
+                                  << QList<qint64>{4 * n, 4 * n, 4 * n, 4 * n, 2 * n} << 12 * n;
+        QTest::newRow("bf16 not from config.json") << int(DtypePolicy::BF16) << false
+                                                   << QList<qint64>{2 * n, 2 * n, 2 * n} << 6 * n;
+    }
+    void lossUpcast()
+    {
+        QFETCH(int, dtype);
+        QFETCH(bool, config);
+        QFETCH(QList<qint64>, allocs);
+        QFETCH(qint64, maxLive);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string json = dir.filePath("config.json").toStdString();
+        std::ofstream(json) << R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+            "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+            "max_position_embeddings": 128, "rms_norm_eps": 1e-5, "tie_word_embeddings": false})";
+        Model m = loadModel(json);
+        QVERIFY(m.hfCausalLm);
+        if (!config)
+            m.hfCausalLm = false;
+        const Evaluation e = evaluate(m, configFor(m, DtypePolicy(dtype), 2, 16));
+        QList<qint64> got;
+        int64_t live = 0, most = 0;
+        for (const AllocEvent& ev : e.events) {
+            if (ev.category != Category::Loss)
+                continue;
+            if (ev.kind == AllocEvent::Kind::Alloc) {
+                got.append(ev.bytes);
+                live += ev.bytes;
+            } else {
+                live -= ev.bytes;
+            }
+            most = std::max(most, live);
+        }
+        QCOMPARE(got, allocs);
+        QCOMPARE(qint64(most), maxLive);
     }
 
     void badConfigs_data()

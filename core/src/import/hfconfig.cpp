@@ -571,7 +571,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
 {
     onnx::ModelProto model;
     model.set_ir_version(8);
-    model.set_producer_name("headroom-hfconfig");
+    model.set_producer_name(std::string(kHfConfigProducer));
     model.set_producer_version("1");
     auto* op = model.add_opset_import();
     op->set_domain("");

@@ -178,6 +178,7 @@ Model load(std::string_view bytes, const std::string& file, const std::string& f
 
     m.info.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
     m.info.graphName = mp.graph().name();
+    m.hfCausalLm = mp.producer_name() == kHfConfigProducer;
     m.info.irVersion = mp.ir_version();
     for (const auto& op : mp.opset_import()) {
         const std::string d = op.domain() == "ai.onnx" ? std::string() : op.domain();

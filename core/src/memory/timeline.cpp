@@ -419,12 +419,14 @@ private:
         const int o = m_plan.lossTensor;
         m_backward = o >= 0 && m_plan.getsGrad[static_cast<size_t>(o)];
         const bool amp = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
-        const SizeRef lpBytes = o >= 0 && amp ? of(SizeRef::Kind::LogProb, o) : act(o);
+        const bool hfUpcast = !amp && hfLossUpcasts(o);
+        const SizeRef lpBytes = o >= 0 && (amp || hfUpcast) ? of(SizeRef::Kind::LogProb, o) : act(o);
         int lp = -1;
         m_s.begin(-1, Phase::Loss);
         // A 16-bit output is lifted to fp32 first (the loss on logits.float(), or cross_entropy on the autocast
         // fp32 list): that copy lives while log_softmax runs; log_softmax keeps its result.
-        const bool lift = amp && o >= 0 && m_plan.amp16[static_cast<size_t>(o)] && config.loss != Loss::None && m_backward;
+        const bool lift = ((amp && o >= 0 && m_plan.amp16[static_cast<size_t>(o)]) || hfUpcast)
+            && config.loss != Loss::None && m_backward;
         const int lifted = lift ? m_s.alloc(lpBytes, Category::Loss, o, 1) : -1;
         if (o >= 0 && config.loss == Loss::CrossEntropy && m_backward)
             lp = m_s.alloc(lpBytes, Category::Loss, o, 1);
@@ -440,6 +442,21 @@ private:
         m_gradBuf.assign(m_nT, -1);
         if (m_backward)
             outputGradient(o, lpBytes, lift, lp);
+    }
+
+    // transformers' ForCausalLMLoss (transformers/loss/loss_utils.py, 4.46 on; up to 4.45 LlamaForCausalLM.forward
+    // and its peers did it in forward) runs `logits = logits.float()` before cross_entropy whatever the dtype, so
+    // a model trained with `labels=` on 16-bit logits (pure --dtype bf16/fp16, LoRA and QLoRA on a bf16 model)
+    // holds an fp32 copy, fp32 log-probabilities and fp32 gradients at the loss, as under autocast. Today's form
+    // pads the labels; older ones also made `shift_logits.contiguous()`, a second fp32 copy, not modelled.
+    // Known only for a model built from a config.json (an ONNX file does not say it is trained with `labels=`);
+    // fp32 logits (prepare_model_for_kbit_training's fp32 lm_head) make `.float()` return the tensor itself.
+    // The element size is the plan's and the policy's, never the binding's: SimKey::sixteenBit keeps the
+    // recorded programs apart per policy class.
+    bool hfLossUpcasts(int o) const
+    {
+        return o >= 0 && m_m.hfCausalLm && m_c.config.loss == Loss::CrossEntropy
+            && activationBytes(m_c.config, m_plan, o, 1) == 2;
     }
 
     // The loss's backward: the gradient of the output, from which backward starts.
@@ -666,6 +683,9 @@ SimKey simKey(const Config& config, const SimOptions& options)
     k.events = options.events;
     k.persistentGrads = k.train && config.accumulate > 1;
     k.amp = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
+    k.sixteenBit = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16
+        || config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16
+        || config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
     k.loss = config.loss;
     k.optimizer = config.optimizer;
     k.segments = options.segments;

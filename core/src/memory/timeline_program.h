@@ -38,6 +38,7 @@ struct SizeRef {
 // What the structure depends on besides the plan and the guards.
 struct SimKey {
     bool train = true, inplace = false, events = true, persistentGrads = false, amp = false;
+    bool sixteenBit = false; // a pure 16-bit or quantised policy: Hugging Face's loss lifts 16-bit logits (timeline.cpp)
     Loss loss = Loss::CrossEntropy;
     Optimizer optimizer = Optimizer::Adam;
     int segments = 0;

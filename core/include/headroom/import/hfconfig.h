@@ -21,6 +21,9 @@ struct HfArch {
     double attnSoftcap = 0, finalSoftcap = 0; // gemma2: tanh soft-capping (0: off)
 };
 
+// The producer_name buildHfModel writes, by which the loader knows a model came from a config.json.
+inline constexpr std::string_view kHfConfigProducer = "headroom-hfconfig";
+
 // True when `path` is a .json file or a folder holding config.json.
 bool isHfConfigPath(const std::string& path);
 // Parses config.json text; throws Error("<file>: ...") naming the file and the problem (an unsupported

@@ -146,6 +146,9 @@ struct Model {
     ParamTotals params;
     std::vector<std::string> warnings; // one line each, naming the node where there is one
     std::shared_ptr<const ShapeOracle> oracle;
+    // Built from a Hugging Face config.json (import/hfconfig.cpp): trained with `labels=`, its first output is
+    // the logits that transformers' ForCausalLMLoss lifts to fp32 (memory/timeline.cpp, the loss step).
+    bool hfCausalLm = false;
 
     Bindings defaultBindings() const;
     int symbolIndex(std::string_view name) const noexcept; // -1 if absent
