@@ -299,7 +299,9 @@ int64_t classicEstimate(const PlanData& p, const Config& config, const ShapeTabl
     return classicEstimateFrom(config, paramBytesTotal, outputs);
 }
 
-Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
+// keepEvents: a light evaluation that keeps the allocation events it recorded anyway (a non-exact allocator
+// needs them for the reserved peak), for a fit that replays them under capacity.
+Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, bool keepEvents = false)
 {
     const Model& m = *p.model;
     Evaluation e;
@@ -332,8 +334,11 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light)
     addWarnings(p, config, opt, train, e);
     b.reservedPeak = reservedPeak(config, sim, opt.events);
     e.peakStep = sim.peakStep;
-    if (light)
+    if (light) {
+        if (keepEvents)
+            e.events = std::move(sim.events);
         return e;
+    }
 
     // The honest answer to "inplace ReLU saves memory": the same iteration with the switch flipped.
     if (p.anyInplaceable) {
@@ -393,6 +398,15 @@ Evaluation evaluateLight(const EnginePlan& plan, const Config& config)
         return evaluateImpl(p, config, true);
     }
     return evaluateImpl(*plan.data, config, true);
+}
+
+Evaluation evaluateLightWithEvents(const EnginePlan& plan, const Config& config)
+{
+    if (!planMatches(plan, config)) {
+        const PlanData p = buildPlan(*plan.model, planOptions(config));
+        return evaluateImpl(p, config, true, true);
+    }
+    return evaluateImpl(*plan.data, config, true, true);
 }
 
 Evaluation evaluate(const Model& model, const Config& config)

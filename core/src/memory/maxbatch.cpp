@@ -219,7 +219,10 @@ bool fitsOnGpu(const EnginePlan& plan, const Config& config)
     return replayUnderCapacity(evaluate(plan, config).events, config).fits;
 }
 
-Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
+namespace {
+// events: the step's allocation events at this config when the caller has them, else they are simulated.
+Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& evaluation,
+            const std::vector<AllocEvent>* events)
 {
     Fit f;
     f.gpu = config.gpu.name;
@@ -230,8 +233,10 @@ Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluatio
         f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     } else {
         const bool samePlan = planMatches(plan, config);
-        const CapacityReplay r = replayUnderCapacity(
-            samePlan ? stepEvents(*plan.data, config) : evaluate(plan, config).events, config);
+        const CapacityReplay r = events ? replayUnderCapacity(*events, config)
+                                        : replayUnderCapacity(samePlan ? stepEvents(*plan.data, config)
+                                                                       : evaluate(plan, config).events,
+                                                              config);
         f.fits = r.fits;
         // At capacity the allocator gives cached segments back instead of failing, so what the step then
         // holds (plus what lives outside the allocator) can be less than the unconstrained need.
@@ -240,6 +245,18 @@ Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluatio
     }
     f.headroom = f.capacity - f.needed;
     return f;
+}
+} // namespace
+
+Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
+{
+    return fitFrom(plan, config, evaluation, nullptr);
+}
+
+Fit computeFitLight(const EnginePlan& plan, const Config& config)
+{
+    const Evaluation e = evaluateLightWithEvents(plan, config);
+    return fitFrom(plan, config, e, config.allocator == AllocatorMode::Exact ? nullptr : &e.events);
 }
 
 Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)

@@ -257,12 +257,25 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg)
 std::shared_ptr<SimCache> newSimCache() { return std::make_shared<SimCache>(); }
 
 // A program recorded for this plan whose key matches and whose guards hold at this binding, else a new walk
-// (kept for the next tick). The least recently used of more than kPrograms goes: enough for a tick (events,
-// and the flipped inplace setting), the checkpoint curve's k = 1..8 and the fit searches together.
+// (kept for the next tick). The least recently used goes when there are more than kPrograms, or when they
+// hold more than kProgramBytes: enough for a tick (events, and the flipped inplace setting), the checkpoint
+// curve's k = 1..16, the batch sweep and the advisor's tips together, so the report's later searches find the
+// programs its curve recorded (issue 16); the byte bound keeps a 100k-node plan's cache well under the
+// issue's 1 GiB resident limit (one such program is ~10 MB).
+static size_t programBytes(const SimProgram& p)
+{
+    return sizeof(SimProgram) + p.ops.capacity() * sizeof(SimOp) + p.buffers.capacity() * sizeof(SimBuffer)
+        + (p.liveAtEnd.capacity() + p.recomputed.capacity() + p.key.segmentOfUnit.capacity()) * sizeof(int)
+        + p.activeItems.capacity() * sizeof(const SavedItem*) + p.sameNumel.capacity() * sizeof(std::pair<int, int>)
+        + p.positive.capacity() * sizeof(SizeRef)
+        + p.activeAnswers.capacity() + p.sameNumelAnswers.capacity() + p.positiveAnswers.capacity();
+}
+
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& opt)
 {
-    constexpr size_t kPrograms = 12;
+    constexpr size_t kPrograms = 40;
+    constexpr size_t kProgramBytes = size_t(256) << 20;
     const SimContext c{plan, config, shapes, sizes};
     SimCache* cache = plan.simCache.get();
     if (!cache)
@@ -279,7 +292,7 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
         if (guardsHold(c, *pg)) {
             {
                 std::lock_guard<std::mutex> lock(cache->mutex);
-                auto& list = cache->programs; // at most kPrograms + 1 entries
+                auto& list = cache->programs; // at most kPrograms entries
                 if (auto it = std::find(list.begin(), list.end(), pg); it != list.end())
                     std::rotate(it, it + 1, list.end()); // most recently used last
             }
@@ -288,9 +301,15 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
     auto recorded = std::make_shared<const SimProgram>(recordIteration(c, opt));
     {
         std::lock_guard<std::mutex> lock(cache->mutex);
-        cache->programs.push_back(recorded);
-        if (cache->programs.size() > kPrograms)
-            cache->programs.erase(cache->programs.begin());
+        auto& list = cache->programs;
+        list.push_back(recorded);
+        size_t bytes = 0;
+        for (const auto& pg : list)
+            bytes += programBytes(*pg);
+        while (list.size() > 1 && (list.size() > kPrograms || bytes > kProgramBytes)) {
+            bytes -= programBytes(*list.front());
+            list.erase(list.begin());
+        }
     }
     return replayIteration(c, *recorded);
 }

@@ -34,12 +34,12 @@ public:
             return n;
         }
         // The fit's own figure: what the step holds under capacity when the allocator gives cache back.
-        // Only the need is read, which the light evaluation gives the same (reserved peak included); the
-        // plan is built once, for the changed config's freeze list and precision class.
+        // Only the need is read, which the light evaluation gives the same (reserved peak included), and its
+        // one simulation also gives the events the replay under capacity reads; the plan is built once, for
+        // the changed config's freeze list and precision class.
         if (samePlan)
-            return computeFitOnly(m_plan, c, evaluateLight(m_plan, c)).needed;
-        const EnginePlan plan = makePlan(m_model, c);
-        return computeFitOnly(plan, c, evaluateLight(plan, c)).needed;
+            return computeFitLight(m_plan, c).needed;
+        return computeFitLight(makePlan(m_model, c), c).needed;
     }
     static bool fits(const Config& c, int64_t need)
     {

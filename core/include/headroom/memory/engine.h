@@ -115,6 +115,8 @@ Evaluation evaluate(const EnginePlan& plan, const Config& config);
 // Same as evaluate() but skips what a search does not need (events, culprits, the inplace comparison,
 // per-node costs). Used by maxBatch and checkpointCurve.
 Evaluation evaluateLight(const EnginePlan& plan, const Config& config);
+// evaluateLight plus the allocation events (under a caching allocator, which records them anyway).
+Evaluation evaluateLightWithEvents(const EnginePlan& plan, const Config& config);
 
 // Peak + recompute against checkpoint segments k = 1..maxK, and the best k (lowest peak; ties: fewer k).
 struct CheckpointPoint { int k = 1; int64_t peak = 0; int64_t recomputeMacs = 0; };
@@ -179,6 +181,9 @@ CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const 
 bool fitsOnGpu(const EnginePlan& plan, const Config& config);
 // computeFit without the max-batch search (a caller that already knows it).
 Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation);
+// computeFitOnly over a light evaluation made here: one simulation serves the need and the replay under
+// capacity (a search that only reads the fit, such as the advisor's tips).
+Fit computeFitLight(const EnginePlan& plan, const Config& config);
 
 // Optimizer state bytes for one trainable tensor of `dims` (fp32 states; Adafactor factors matrices
 // into rows + columns), and the per-parameter figure of DESIGN.md's table for elementwise optimizers.
