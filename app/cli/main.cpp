@@ -96,6 +96,8 @@ bool writeFile(const std::string& path, const std::string& text, std::string& er
     return true;
 }
 
+// Long on purpose: the CLI's whole flow in the order it happens (options, load, evaluate, searches, each output,
+// exit code); every step is a call or a few lines, and that order is what a reader comes here for.
 int run(int argc, char** argv)
 {
     const cli::Options o = cli::parseOptions(argc, argv);

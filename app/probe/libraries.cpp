@@ -190,6 +190,8 @@ void Libraries::Impl::measureCublas([[maybe_unused]] const headroom::ProbePlan& 
 #endif
 }
 
+// Long on purpose: most lines resolve cuDNN's entry points one by one (dlopen, no link dependency) before the
+// single descriptor set-up and workspace query they serve.
 void Libraries::Impl::measureCudnn([[maybe_unused]] const headroom::ProbePlan& plan, WorkspaceMeasure& m)
 {
 #if HEADROOM_PROBE_CUDNN

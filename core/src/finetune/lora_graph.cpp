@@ -40,6 +40,8 @@ bool matches(const std::string& module, const std::vector<std::string>& targets)
 
 } // namespace
 
+// Long on purpose: one pass in PEFT's own order (inject_adapter_in_model: resolve the targets, find the
+// matching Linears, then wrap each one), so each step can be checked against peft/tuners/lora beside it.
 void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
 {
     if (spec.r <= 0)

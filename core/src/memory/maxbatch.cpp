@@ -82,6 +82,8 @@ Config atBatch(const Model& m, Config c, int64_t batch)
 // allocated need fits. A replay under capacity holds at least the allocated bytes, so no batch above B_a
 // can fit, and the answer is the first batch that fits scanning down from B_a (refine below): a handful
 // of replays right at the boundary.
+// (Long on purpose: the three phases above share the two high-water vectors and the exact config; as one
+// function the search reads in the order the comment gives it.)
 int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
 {
     const Model& m = *plan.model;
