@@ -104,6 +104,8 @@ int elemOf(const PlanData& p, int t)
 
 } // namespace
 
+bool isAdapterTensor(const Tensor& t) { return isAdapterName(t.name); }
+
 int adapterElemBytes(const Config& config, const Tensor& t)
 {
     return isAdapterName(t.name) ? loraAdapterBytes(config.finetune.lora) : 0;

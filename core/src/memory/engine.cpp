@@ -114,7 +114,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         // LoRA adapters keep their own dtype whatever the policy (PEFT >= 0.12: fp32, autocast_adapter_dtype=True
         // in LoraLayer.update_layer -> _cast_adapter_dtype; --lora dtype=bf16|fp16: 16-bit): weights, gradients
         // and optimizer state in it (torch optimizers' state is zeros_like the parameter)
-        const int adapterElem = adapterElemBytes(config, m.tensors[static_cast<size_t>(t)]);
+        const int adapterElem = p.trainableAdapter[pi] ? loraAdapterBytes(config.finetune.lora) : 0;
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
         const int64_t w = adapterElem ? checkedMul(n, adapterElem).value_or(0)
@@ -126,8 +126,8 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         if (train && !p.frozen[static_cast<size_t>(t)]) {
             s.gradBytes[static_cast<size_t>(t)] = checkedMul(n, adapterElem ? adapterElem : gradElem).value_or(0);
             const Config& oc = adapterElem ? adapterConfigFor(adapterElem) : config;
-            const int64_t paged = pagedOptimizerBytes(oc, dims);
-            s.persistentOptimizer += optimizerStateBytes(oc, dims) - paged;
+            const int64_t paged = pagedOptimizerBytes(oc, p.trainableDimsNumel[pi]);
+            s.persistentOptimizer += optimizerStateBytes(oc, dims, p.trainableDimsNumel[pi]) - paged;
             s.pagedOptimizer += paged;
             // fp32 adapters need no fp32 master copy
             if ((config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16) && adapterElem != 4)

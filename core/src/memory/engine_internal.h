@@ -104,6 +104,9 @@ struct PlanData {
     std::vector<std::vector<int>> consumerUnits; // dynamic tensor -> units consuming it (ascending)
     std::vector<int> trainable;          // parameter tensors (deduplicated, aliases resolved)
     std::vector<std::vector<int64_t>> trainableDims; // parallel to trainable: constant dims (0: symbolic)
+    std::vector<int64_t> trainableDimsNumel; // parallel to trainable: product of trainableDims (what
+                                             // optimizerStateBytes counts), kept so a tick does not redo it
+    std::vector<uint8_t> trainableAdapter;   // parallel to trainable: a LoRA adapter (".lora_A." / ".lora_B.")
     std::vector<int> buffers;            // buffer tensors
     std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;    // weights bitsandbytes would quantize (quant_weights.cpp)
@@ -132,6 +135,12 @@ std::vector<uint8_t> quantizableWeights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
 // A LoRA adapter's element size (4: PEFT's default fp32, 2: --lora dtype=bf16|fp16); 0 for other tensors.
 int adapterElemBytes(const Config& config, const Tensor& tensor);
+bool isAdapterTensor(const Tensor& tensor);
+// The element count optimizerStateBytes reads from a parameter's dims (a symbolic dim, 0, counts as 0), and
+// the two size functions given it already (the plan keeps it per parameter: trainableDimsNumel).
+int64_t dimsNumel(const std::vector<int64_t>& dims);
+int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims, int64_t numel);
+int64_t pagedOptimizerBytes(const Config& config, int64_t numel);
 // Fine-tuning precision (finetune/precision.cpp): each activation's element size where PEFT's dtype casts
 // and prepare_model_for_kbit_training's fp32 parameters make it differ from the policy (before the units
 // are built), and the per-unit consequences (a LoRA cast that copies, bitsandbytes' compute-dtype copies).

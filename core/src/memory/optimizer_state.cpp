@@ -31,11 +31,21 @@ double optimizerBytesPerParam(const Config& config) noexcept
     return 0;
 }
 
-int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims)
+int64_t dimsNumel(const std::vector<int64_t>& dims)
 {
     int64_t numel = 1;
     for (int64_t d : dims)
         numel = checkedMul(numel, std::max<int64_t>(d, 0)).value_or(0);
+    return numel;
+}
+
+int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims)
+{
+    return optimizerStateBytes(config, dims, dimsNumel(dims));
+}
+
+int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims, int64_t numel)
+{
     if (config.optimizer == Optimizer::Adafactor && dims.size() >= 2) {
         // factored second moment: one row and one column accumulator per matrix (the last two dims;
         // leading dims are batched matrices), no first moment (beta1 = None, the default)
@@ -65,11 +75,13 @@ int64_t pagedOptimizerBytes(const Config& config, const std::vector<int64_t>& di
     // GlobalOptimManager's page_mng and prefetched per step), not from PyTorch's caching allocator; smaller
     // ones are torch.zeros_like. Only state1/state2 are paged: the 8-bit absmax and the quantization maps
     // are ordinary torch.zeros tensors.
+    return pagedOptimizerBytes(config, dimsNumel(dims));
+}
+
+int64_t pagedOptimizerBytes(const Config& config, int64_t numel)
+{
     if (config.optimizer != Optimizer::PagedAdamW && config.optimizer != Optimizer::PagedAdamW8bit)
         return 0;
-    int64_t numel = 1;
-    for (int64_t d : dims)
-        numel = checkedMul(numel, std::max<int64_t>(d, 0)).value_or(0);
     if (numel < 100000)
         return 0;
     // Optimizer2State.init_state: uint8 moments only at numel >= min_8bit_size (4096), always true here
