@@ -821,46 +821,52 @@ AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode)
     return replay(events, mode, AllocatorOptions{});
 }
 
-AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options)
+namespace {
+
+// The replay loop over any event stream: Stream has size(), alloc(i), id(i) and bytes(i).
+template <class Stream>
+AllocatorStats replayStream(const Stream& events, AllocatorMode mode, const AllocatorOptions& options)
 {
     CachingAllocatorModel model(mode, options);
     // Buffer ids -> handles: a flat table when the ids are dense (the engine numbers its buffers 0..n-1),
     // a hash map for anything else.
+    const size_t n = events.size();
     int64_t maxId = -1;
     bool dense = true;
-    for (const AllocEvent& e : events) {
-        dense = dense && e.id >= 0;
-        maxId = std::max(maxId, e.id);
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t id = events.id(i);
+        dense = dense && id >= 0;
+        maxId = std::max(maxId, id);
     }
-    dense = dense && maxId < int64_t(2 * events.size() + 16);
+    dense = dense && maxId < int64_t(2 * n + 16);
     std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
     std::unordered_map<int64_t, int64_t> handleOf;
     if (!dense)
-        handleOf.reserve(events.size());
+        handleOf.reserve(n);
     AllocatorStats stats;
     if (options.perEvent) {
-        stats.reservedAfter.reserve(events.size());
-        stats.allocatedAfter.reserve(events.size());
+        stats.reservedAfter.reserve(n);
+        stats.allocatedAfter.reserve(n);
     }
     int64_t allocatedAtReservedPeak = 0;
     if (options.preallocated > 0)
         model.allocate(options.preallocated);
-    for (size_t i = 0; i < events.size(); ++i) {
-        const AllocEvent& e = events[i];
-        if (e.kind == AllocEvent::Kind::Alloc) {
-            const int64_t h = model.allocate(e.bytes);
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t id = events.id(i);
+        if (events.alloc(i)) {
+            const int64_t h = model.allocate(events.bytes(i));
             if (dense)
-                handleAt[size_t(e.id)] = h;
+                handleAt[size_t(id)] = h;
             else
-                handleOf[e.id] = h;
+                handleOf[id] = h;
             if (stats.oomEvent < 0 && model.outOfMemory())
                 stats.oomEvent = int64_t(i);
         } else if (dense) {
-            if (int64_t& h = handleAt[size_t(e.id)]; h >= 0) {
+            if (int64_t& h = handleAt[size_t(id)]; h >= 0) {
                 model.free(h);
                 h = -1;
             }
-        } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
+        } else if (auto it = handleOf.find(id); it != handleOf.end()) {
             model.free(it->second);
             handleOf.erase(it);
         }
@@ -884,6 +890,36 @@ AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode,
     stats.fragmentation =
         stats.reservedPeak > 0 ? 1.0 - double(allocatedAtReservedPeak) / double(stats.reservedPeak) : 0.0;
     return stats;
+}
+
+struct EventStream {
+    const std::vector<AllocEvent>& e;
+    size_t size() const { return e.size(); }
+    bool alloc(size_t i) const { return e[i].kind == AllocEvent::Kind::Alloc; }
+    int64_t id(size_t i) const { return e[i].id; }
+    int64_t bytes(size_t i) const { return e[i].bytes; }
+};
+
+struct OpStream {
+    const std::vector<int32_t>& ops;
+    const std::vector<int64_t>& sizes;
+    size_t size() const { return ops.size(); }
+    bool alloc(size_t i) const { return ops[i] >= 0; }
+    int64_t id(size_t i) const { return ops[i] >= 0 ? ops[i] : ~ops[i]; }
+    int64_t bytes(size_t i) const { return sizes[size_t(ops[i])]; }
+};
+
+} // namespace
+
+AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options)
+{
+    return replayStream(EventStream{events}, mode, options);
+}
+
+AllocatorStats replayOps(const std::vector<int32_t>& ops, const std::vector<int64_t>& bytes, AllocatorMode mode,
+                         const AllocatorOptions& options)
+{
+    return replayStream(OpStream{ops, bytes}, mode, options);
 }
 
 } // namespace headroom

@@ -245,16 +245,21 @@ void addWarnings(const PlanData& p, const Config& config, const SimOptions& opt,
                              " activation(s) have an unknown shape at this binding and count as 0 bytes");
 }
 
+AllocatorOptions replayOptions(const Config& config)
+{
+    AllocatorOptions options;
+    options.preallocated = config.gpu.workspace;
+    options.perEvent = false;
+    return options;
+}
+
 // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent library
 // workspaces (gpus.cpp) among them: they are blocks of the same allocator.
 int64_t reservedPeak(const Config& config, const SimResult& sim, bool events)
 {
     if (!events || config.allocator == AllocatorMode::Exact)
         return sim.peak;
-    AllocatorOptions options;
-    options.preallocated = config.gpu.workspace;
-    options.perEvent = false;
-    return std::max(sim.peak, replay(sim.events, config.allocator, options).reservedPeak);
+    return std::max(sim.peak, replay(sim.events, config.allocator, replayOptions(config)).reservedPeak);
 }
 
 void fillNodeCosts(const PlanData& p, const Sizes& sizes, const std::vector<int64_t>& savedBytes,
@@ -301,7 +306,7 @@ int64_t classicEstimate(const PlanData& p, const Config& config, const ShapeTabl
 
 constexpr size_t kReplayAsideEvents = 20000;
 
-// reservedPeak on a second thread, joined before the events are moved on.
+// The allocator's reserved peak on a second thread.
 class ReplayAside
 {
 public:
@@ -313,11 +318,11 @@ public:
         if (m_thread.joinable())
             m_thread.join(); // an exception on the evaluating thread still waits for the replay's reads
     }
-    void start(const Config& config, const SimResult& sim)
+    void start(const Config& config, const PreparedSim& prepared)
     {
-        m_thread = std::thread([this, &config, &sim] {
+        m_thread = std::thread([this, &config, &prepared] {
             try {
-                m_result = reservedPeak(config, sim, true);
+                m_result = replayAllocator(prepared, config.allocator, replayOptions(config)).reservedPeak;
             } catch (...) {
                 m_failed = std::current_exception();
             }
@@ -350,16 +355,18 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     const Sizes sizes = computeSizes(p, config, e.shapes, train);
 
     const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
-    SimResult sim = simulate(p, config, e.shapes, sizes, opt);
+    // On a deep graph the allocator replay is the largest part of a full evaluation (issue 16: ~45 % of a
+    // 100k-node tick). It needs only the program and the buffers' bytes, not the walk's events, and nothing
+    // below needs it until the end: a second core replays while this one walks the iteration and computes
+    // the saved sets, MACs, the inplace comparison and the per-node costs. Same figures either way; small
+    // graphs stay on one thread (a thread costs ~50 us).
+    const PreparedSim prepared = prepareSimulation(p, config, e.shapes, sizes, opt);
+    ReplayAside aside;
+    if (!light && opt.events && config.allocator != AllocatorMode::Exact && prepared.events() >= kReplayAsideEvents)
+        aside.start(config, prepared);
+    SimResult sim = runSimulation(p, config, e.shapes, sizes, prepared);
 
     Breakdown& b = e.memory;
-    // The allocator replay only reads the events; on a deep graph it is the largest part of a full
-    // evaluation (issue 16: ~40 % of a 100k-node tick), and everything below up to the events' move
-    // (saved sets, MACs, the inplace comparison, per-node costs) does not need it: a second core replays
-    // meanwhile. Same result either way; small graphs stay on one thread (a thread costs ~50 us).
-    ReplayAside aside;
-    if (!light && opt.events && config.allocator != AllocatorMode::Exact && sim.events.size() >= kReplayAsideEvents)
-        aside.start(config, sim);
     b.microBatch = m.batchSymbol >= 0 ? values[static_cast<size_t>(m.batchSymbol)] : 1;
     fillBreakdown(p, config, sizes, sim, train, b);
     const std::vector<int64_t> saved = train ? savedPerUnit(p, config, e.shapes, sizes, opt)
@@ -396,13 +403,13 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
         e.inplaceTransientSaving = config.inplace ? other - sim.peak : sim.peak - other;
     }
 
-    if (aside.running())
-        b.reservedPeak = aside.join();
     e.timeline = std::move(sim.timeline);
     e.events = std::move(sim.events);
     e.peakLive = std::move(sim.peakLive);
     e.peakLiveBytes = std::move(sim.peakLiveBytes);
     fillNodeCosts(p, sizes, saved, macsPerUnit, e);
+    if (aside.running())
+        b.reservedPeak = std::max(e.memory.peak, aside.join());
     return e;
 }
 

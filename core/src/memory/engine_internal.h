@@ -1,5 +1,6 @@
 #pragma once
 // Private to the memory engine: the per-model plan that evaluate() reuses on every slider tick.
+#include "headroom/hardware/allocator.h"
 #include "headroom/memory/engine.h"
 
 #include <cstdint>
@@ -187,6 +188,20 @@ struct Sizes {
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& options);
+// simulate() in two steps, so that the allocator replay can start before the walk (issue 16): the program
+// this binding runs with each buffer's bytes, then the walk, and meanwhile the allocator replay from it
+// (the same figures as replay() over the walk's events).
+struct SimProgram;
+struct PreparedSim {
+    std::shared_ptr<const SimProgram> program;
+    std::vector<int64_t> bytes;
+    size_t events() const; // allocator events (0 unless options.events)
+};
+PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes,
+                              const Sizes& sizes, const SimOptions& options);
+SimResult runSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                        const PreparedSim& prepared);
+AllocatorStats replayAllocator(const PreparedSim& prepared, AllocatorMode mode, const AllocatorOptions& options);
 // Whether a binding-dependent item applies at these shapes (always true for unconditional items).
 bool savedItemActive(const PlanData& plan, const ShapeTable& shapes, const SavedItem& item);
 int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTable& shapes,

@@ -79,6 +79,16 @@ public:
         for (size_t i = 0; i < m_bufs.size(); ++i)
             if (m_bufs[i].live)
                 m_p.liveAtEnd.push_back(static_cast<int>(i));
+        if (!m_p.key.events)
+            return;
+        m_p.allocOps.reserve(m_p.events + m_p.liveAtEnd.size());
+        for (const SimOp& op : m_p.ops)
+            if (op.kind == SimOp::Kind::Alloc)
+                m_p.allocOps.push_back(op.arg);
+            else if (op.kind == SimOp::Kind::Free)
+                m_p.allocOps.push_back(~op.arg);
+        for (int id : m_p.liveAtEnd)
+            m_p.allocOps.push_back(~id);
     }
 
     // Guards: each binding-dependent decision, answered now and recorded.

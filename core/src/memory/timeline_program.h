@@ -69,6 +69,10 @@ struct SimProgram {
     std::vector<int> recomputed;     // units run again by checkpoint recomputation, in order
     int steps = 0;
     size_t events = 0;               // Alloc + Free ops
+    // What the allocator sees, in order: the Alloc / Free ops then the liveAtEnd frees, id allocating and ~id
+    // freeing buffer id (replayOps). Kept when key.events: a full evaluation replays the allocator from it
+    // on a second core while the walk below runs (issue 16).
+    std::vector<int32_t> allocOps;
     // Guards: the binding-dependent decisions the walk took, and what they answered.
     std::vector<const SavedItem*> activeItems;
     std::vector<uint8_t> activeAnswers;
@@ -90,7 +94,10 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref);
 bool guardsHold(const SimContext& c, const SimProgram& program);
 // timeline.cpp: one structural walk of the iteration.
 SimProgram recordIteration(const SimContext& c, const SimOptions& options);
-// timeline_replay.cpp: the figures of a recorded program at the context's sizes.
+// timeline_replay.cpp: the figures of a recorded program at the context's sizes (bytes: each buffer's,
+// bufferBytes()).
+std::vector<int64_t> bufferBytes(const SimContext& c, const SimProgram& program);
+SimResult replayIteration(const SimContext& c, const SimProgram& program, const std::vector<int64_t>& bytes);
 SimResult replayIteration(const SimContext& c, const SimProgram& program);
 
 // Programs recorded for one plan (shared by its copies; a plan never changes once built).

@@ -3,6 +3,8 @@
 // simulation; the walk itself (timeline.cpp) runs once per plan and switch setting.
 #include "memory/timeline_program.h"
 
+#include "headroom/hardware/allocator.h"
+
 #include <algorithm>
 #include <array>
 
@@ -185,13 +187,23 @@ void culpritsAndBalance(const SimProgram& pg, const std::vector<int64_t>& bytes,
 
 } // namespace
 
-SimResult replayIteration(const SimContext& c, const SimProgram& pg)
+std::vector<int64_t> bufferBytes(const SimContext& c, const SimProgram& pg)
 {
-    SimResult r;
-    const bool events = pg.key.events;
     std::vector<int64_t> bytes(pg.buffers.size());
     for (size_t i = 0; i < bytes.size(); ++i)
         bytes[i] = std::max<int64_t>(sizeOf(c, pg.buffers[i].size), 0);
+    return bytes;
+}
+
+SimResult replayIteration(const SimContext& c, const SimProgram& pg)
+{
+    return replayIteration(c, pg, bufferBytes(c, pg));
+}
+
+SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::vector<int64_t>& bytes)
+{
+    SimResult r;
+    const bool events = pg.key.events;
     r.timeline.reserve(static_cast<size_t>(pg.steps));
     if (events)
         r.events.reserve(pg.events + pg.liveAtEnd.size());
@@ -265,21 +277,22 @@ std::shared_ptr<SimCache> newSimCache() { return std::make_shared<SimCache>(); }
 static size_t programBytes(const SimProgram& p)
 {
     return sizeof(SimProgram) + p.ops.capacity() * sizeof(SimOp) + p.buffers.capacity() * sizeof(SimBuffer)
-        + (p.liveAtEnd.capacity() + p.recomputed.capacity() + p.key.segmentOfUnit.capacity()) * sizeof(int)
+        + (p.liveAtEnd.capacity() + p.recomputed.capacity() + p.key.segmentOfUnit.capacity() + p.allocOps.capacity())
+            * sizeof(int)
         + p.activeItems.capacity() * sizeof(const SavedItem*) + p.sameNumel.capacity() * sizeof(std::pair<int, int>)
         + p.positive.capacity() * sizeof(SizeRef)
         + p.activeAnswers.capacity() + p.sameNumelAnswers.capacity() + p.positiveAnswers.capacity();
 }
 
-SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
-                   const SimOptions& opt)
+static std::shared_ptr<const SimProgram> programFor(const SimContext& c, const SimOptions& opt)
 {
     constexpr size_t kPrograms = 40;
     constexpr size_t kProgramBytes = size_t(256) << 20;
-    const SimContext c{plan, config, shapes, sizes};
+    const PlanData& plan = c.plan;
+    const Config& config = c.config;
     SimCache* cache = plan.simCache.get();
     if (!cache)
-        return replayIteration(c, recordIteration(c, opt));
+        return std::make_shared<const SimProgram>(recordIteration(c, opt));
     const SimKey key = simKey(config, opt);
     std::vector<std::shared_ptr<const SimProgram>> candidates;
     {
@@ -296,7 +309,7 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
                 if (auto it = std::find(list.begin(), list.end(), pg); it != list.end())
                     std::rotate(it, it + 1, list.end()); // most recently used last
             }
-            return replayIteration(c, *pg);
+            return pg;
         }
     auto recorded = std::make_shared<const SimProgram>(recordIteration(c, opt));
     {
@@ -311,7 +324,39 @@ SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable&
             list.erase(list.begin());
         }
     }
-    return replayIteration(c, *recorded);
+    return recorded;
+}
+
+PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes,
+                              const Sizes& sizes, const SimOptions& opt)
+{
+    const SimContext c{plan, config, shapes, sizes};
+    PreparedSim prepared;
+    prepared.program = programFor(c, opt);
+    prepared.bytes = bufferBytes(c, *prepared.program);
+    return prepared;
+}
+
+size_t PreparedSim::events() const { return program->allocOps.size(); }
+
+SimResult runSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                        const PreparedSim& prepared)
+{
+    const SimContext c{plan, config, shapes, sizes};
+    return replayIteration(c, *prepared.program, prepared.bytes);
+}
+
+AllocatorStats replayAllocator(const PreparedSim& prepared, AllocatorMode mode, const AllocatorOptions& options)
+{
+    return replayOps(prepared.program->allocOps, prepared.bytes, mode, options);
+}
+
+SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                   const SimOptions& opt)
+{
+    const SimContext c{plan, config, shapes, sizes};
+    const std::shared_ptr<const SimProgram> pg = programFor(c, opt);
+    return replayIteration(c, *pg);
 }
 
 } // namespace headroom

@@ -70,5 +70,10 @@ private:
 AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode);
 // Added: the same with PYTORCH_CUDA_ALLOC_CONF knobs and a device limit.
 AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options);
+// The same replay over a compact stream, as the engine records it once per program: an entry id >= 0
+// allocates bytes[id] for buffer id, an entry ~id (< 0) frees buffer id. Same figures as replay() over the
+// equivalent events (issue 16: a tick's replay can then start before its events vector is written).
+AllocatorStats replayOps(const std::vector<int32_t>& ops, const std::vector<int64_t>& bytes, AllocatorMode mode,
+                         const AllocatorOptions& options);
 
 } // namespace headroom
