@@ -270,6 +270,82 @@ private slots:
         QCOMPARE(s.reservedAfter.back(), reservedFinal);
         QVERIFY(qAbs(s.fragmentation - fragmentation) < 1e-12);
         QCOMPARE(s.oomEvent, qint64(-1));
+
+        // The same trace as the engine's compact stream (ids 1..3, id allocates, ~id frees): same figures.
+        const std::vector<int32_t> ops{1, 2, 3, ~2, ~3, ~1};
+        const std::vector<int64_t> bytes{0, 1000, GiB, GiB};
+        const AllocatorStats o = replayOps(ops, bytes, AllocatorMode(mode), AllocatorOptions{});
+        QCOMPARE(o.allocatedPeak, allocatedPeak);
+        QCOMPARE(o.reservedPeak, reservedPeak);
+        QCOMPARE(o.reservedFinal, reservedFinal);
+        QCOMPARE(o.reservedAfter, s.reservedAfter);
+        QVERIFY(qAbs(o.fragmentation - fragmentation) < 1e-12);
+    }
+
+    // replayOps (the engine's tick) against replay (events) on random traces with frees in any order,
+    // zero-byte requests, a capacity that forces OOM retries and max_split_size: every statistic agrees.
+    void replayOpsMatchesEvents_data()
+    {
+        QTest::addColumn<int>("mode");
+        QTest::addColumn<int>("seed");
+        QTest::addColumn<qint64>("capacity");
+        QTest::addColumn<qint64>("maxSplit");
+        for (int seed = 1; seed <= 2; ++seed) {
+            QTest::addRow("caching %d", seed) << int(AllocatorMode::Caching) << seed << qint64(0) << qint64(INT64_MAX);
+            QTest::addRow("caching cap %d", seed) << int(AllocatorMode::Caching) << seed << 256 * MiB << qint64(INT64_MAX);
+            QTest::addRow("caching split %d", seed) << int(AllocatorMode::Caching) << seed << 512 * MiB << 8 * MiB;
+            QTest::addRow("expandable cap %d", seed) << int(AllocatorMode::Expandable) << seed << 256 * MiB
+                                                     << qint64(INT64_MAX);
+            QTest::addRow("exact %d", seed) << int(AllocatorMode::Exact) << seed << qint64(0) << qint64(INT64_MAX);
+        }
+    }
+    void replayOpsMatchesEvents()
+    {
+        QFETCH(int, mode);
+        QFETCH(int, seed);
+        QFETCH(qint64, capacity);
+        QFETCH(qint64, maxSplit);
+        std::mt19937_64 rng{static_cast<uint64_t>(seed)};
+        std::vector<AllocEvent> events;
+        std::vector<int32_t> ops;
+        std::vector<int64_t> bytes;
+        std::vector<int32_t> live;
+        for (int i = 0; i < 6000; ++i) {
+            if (live.empty() || rng() % 5 < 3) {
+                const int64_t sizes[] = {0, int64_t(rng() % 4096), int64_t(rng() % (2 * MiB)),
+                                         int64_t(rng() % (12 * MiB)), int64_t(rng() % (64 * MiB))};
+                const auto id = int32_t(bytes.size());
+                bytes.push_back(sizes[rng() % 5]);
+                events.push_back({AllocEvent::Kind::Alloc, id, bytes.back(), Category::Activations, i, -1});
+                ops.push_back(id);
+                live.push_back(id);
+            } else {
+                const size_t k = size_t(rng() % live.size());
+                const int32_t id = live[k];
+                events.push_back({AllocEvent::Kind::Free, id, bytes[size_t(id)], Category::Activations, i, -1});
+                ops.push_back(~id);
+                live.erase(live.begin() + std::ptrdiff_t(k));
+            }
+        }
+        AllocatorOptions options;
+        options.capacity = capacity;
+        options.maxSplitSize = maxSplit;
+        options.preallocated = 3 * MiB;
+        const AllocatorStats e = replay(events, AllocatorMode(mode), options);
+        const AllocatorStats o = replayOps(ops, bytes, AllocatorMode(mode), options);
+        QCOMPARE(o.allocatedPeak, e.allocatedPeak);
+        QCOMPARE(o.reservedPeak, e.reservedPeak);
+        QCOMPARE(o.reservedFinal, e.reservedFinal);
+        QCOMPARE(o.allocatedFinal, e.allocatedFinal);
+        QCOMPARE(o.segments, e.segments);
+        QCOMPARE(o.allocRetries, e.allocRetries);
+        QCOMPARE(o.oomEvent, e.oomEvent);
+        QCOMPARE(o.fragmentation, e.fragmentation);
+        QCOMPARE(o.reservedAfter, e.reservedAfter);
+        QCOMPARE(o.allocatedAfter, e.allocatedAfter);
+        QVERIFY(e.reservedPeak >= e.allocatedPeak);
+        if (capacity > 0 && mode != int(AllocatorMode::Exact))
+            QVERIFY(e.allocRetries > 0 || e.oomEvent >= 0); // the capacity rows reach the release paths
     }
 
     // Invariants on random traces: reserved covers allocated, freeing all and empty_cache returns to zero,
