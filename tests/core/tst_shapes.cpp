@@ -107,6 +107,13 @@ private slots:
         const ShapeTable c = evaluateShapes(fresh, fresh.defaultBindings());
         QCOMPARE(a.numel, c.numel);
         QCOMPARE(a.bytes, c.bytes);
+        // A plan's tick evaluates each distinct shape once: the same table as the fresh inference.
+        const ShapeClasses classes = classifyShapes(fitted);
+        QVERIFY(classes.shapes.size() < fitted.tensors.size());
+        const ShapeTable k = evaluateShapes(fitted, classes, b);
+        QCOMPARE(k.numel, c.numel);
+        QCOMPARE(k.bytes, c.bytes);
+        QCOMPARE(k.unknown, a.unknown);
         int symbolic = 0;
         for (const Tensor& t : fitted.tensors) {
             QVERIFY(t.shape.state != TensorShape::State::Unknown);

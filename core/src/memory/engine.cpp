@@ -351,7 +351,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     Evaluation e;
     const bool train = !policyIsInference(config);
     const Bindings values = bindingsFor(m, config);
-    e.shapes = evaluateShapes(m, values);
+    e.shapes = evaluateShapes(m, p.shapeClasses, values);
     const Sizes sizes = computeSizes(p, config, e.shapes, train);
 
     const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
@@ -399,7 +399,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
         SimOptions flipped = opt;
         flipped.events = false;
         flipped.inplace = !config.inplace;
-        const int64_t other = simulate(p, config, e.shapes, sizes, flipped).peak;
+        const int64_t other = simulatePeak(p, config, e.shapes, sizes, flipped);
         e.inplaceTransientSaving = config.inplace ? other - sim.peak : sim.peak - other;
     }
 
@@ -419,7 +419,7 @@ std::vector<int64_t> stepHighs(const PlanData& p, const Config& config)
 {
     const Model& m = *p.model;
     const bool train = !policyIsInference(config);
-    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const ShapeTable shapes = evaluateShapes(m, p.shapeClasses, bindingsFor(m, config));
     const Sizes sizes = computeSizes(p, config, shapes, train);
     const SimResult sim = simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, false));
     std::vector<int64_t> highs;
@@ -433,7 +433,7 @@ std::vector<AllocEvent> stepEvents(const PlanData& p, const Config& config)
 {
     const Model& m = *p.model;
     const bool train = !policyIsInference(config);
-    const ShapeTable shapes = evaluateShapes(m, bindingsFor(m, config));
+    const ShapeTable shapes = evaluateShapes(m, p.shapeClasses, bindingsFor(m, config));
     const Sizes sizes = computeSizes(p, config, shapes, train);
     return simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, true)).events;
 }

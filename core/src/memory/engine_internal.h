@@ -2,6 +2,7 @@
 // Private to the memory engine: the per-model plan that evaluate() reuses on every slider tick.
 #include "headroom/hardware/allocator.h"
 #include "headroom/memory/engine.h"
+#include "headroom/shapes/shapes.h"
 
 #include <cstdint>
 #include <memory>
@@ -107,6 +108,7 @@ struct PlanData {
     std::vector<std::vector<int64_t>> trainableDims; // parallel to trainable: constant dims (0: symbolic)
     std::vector<int64_t> trainableDimsNumel; // parallel to trainable: product of trainableDims (what
                                              // optimizerStateBytes counts), kept so a tick does not redo it
+    ShapeClasses shapeClasses;               // the model's distinct shapes: a tick evaluates each once
     std::vector<uint8_t> trainableAdapter;   // parallel to trainable: a LoRA adapter (".lora_A." / ".lora_B.")
     std::vector<int> buffers;            // buffer tensors
     std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
@@ -188,6 +190,9 @@ struct Sizes {
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& options);
+// simulate()'s peak alone (SimResult::peak), without the timeline, events or culprits.
+int64_t simulatePeak(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                     const SimOptions& options);
 // simulate() in two steps, so that the allocator replay can start before the walk (issue 16): the program
 // this binding runs with each buffer's bytes, then the walk, and meanwhile the allocator replay from it
 // (the same figures as replay() over the walk's events).

@@ -479,6 +479,7 @@ void initPlan(PlanData& p, const Model& m, const PlanOptions& options)
     p.model = &m;
     p.freeze = options.freeze;
     p.options = options;
+    p.shapeClasses = classifyShapes(m);
     const size_t nT = m.tensors.size(), nN = m.nodes.size();
     p.dynamic.assign(nT, 0);
     p.reqGrad.assign(nT, 0);

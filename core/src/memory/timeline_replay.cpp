@@ -351,6 +351,21 @@ AllocatorStats replayAllocator(const PreparedSim& prepared, AllocatorMode mode, 
     return replayOps(prepared.program->allocOps, prepared.bytes, mode, options);
 }
 
+int64_t simulatePeak(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                     const SimOptions& opt)
+{
+    const SimContext c{plan, config, shapes, sizes};
+    const std::shared_ptr<const SimProgram> pg = programFor(c, opt);
+    const std::vector<int64_t> bytes = bufferBytes(c, *pg);
+    int64_t cur = 0, peak = 0;
+    for (const SimOp& op : pg->ops)
+        if (op.kind == SimOp::Kind::Alloc)
+            peak = std::max(peak, cur += bytes[static_cast<size_t>(op.arg)]);
+        else if (op.kind == SimOp::Kind::Free)
+            cur -= bytes[static_cast<size_t>(op.arg)];
+    return peak;
+}
+
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& opt)
 {

@@ -1,10 +1,84 @@
 // Sizes of every tensor at one binding, from the fitted dims: the slider's fast path.
 #include "headroom/shapes/shapes.h"
 
+#include <optional>
+#include <unordered_map>
+
 namespace headroom {
 
-ShapeTable evaluateShapes(const Model& model, const Bindings& values)
+namespace {
+
+std::optional<int64_t> exactNumel(const std::vector<DimExpr>& dims, const Bindings& values)
 {
+    std::optional<int64_t> numel = 1;
+    for (const DimExpr& d : dims) {
+        const auto v = d.eval(values);
+        if (!v || *v < 0)
+            return std::nullopt;
+        numel = checkedMul(*numel, *v);
+        if (!numel)
+            return std::nullopt;
+    }
+    return numel;
+}
+
+void setSize(ShapeTable& st, const Tensor& ten, size_t t, std::optional<int64_t> numel)
+{
+    if (numel) {
+        st.numel[t] = *numel;
+        const int64_t eb = bytesOf(ten.dtype);
+        if (eb > 0) {
+            const auto b = checkedMul(*numel, eb);
+            st.bytes[t] = b ? *b : -1;
+        }
+    }
+    if (ten.role == TensorRole::Activation && ten.aliasOf < 0 && (st.numel[t] < 0 || st.bytes[t] < 0))
+        st.unknown++;
+}
+
+struct DimsHash {
+    size_t operator()(const std::vector<DimExpr>* dims) const noexcept
+    {
+        uint64_t h = 1469598103934665603ull ^ dims->size();
+        for (const DimExpr& d : *dims) {
+            h = (h ^ 0x9e3779b97f4a7c15ull) * 1099511628211ull;
+            for (const DimTerm& t : d.terms())
+                h = (h ^ (uint64_t(t.mask) * 0x100000001b3ull + uint64_t(t.coeff))) * 1099511628211ull;
+        }
+        return size_t(h);
+    }
+};
+struct DimsEqual {
+    bool operator()(const std::vector<DimExpr>* a, const std::vector<DimExpr>* b) const noexcept { return *a == *b; }
+};
+
+} // namespace
+
+ShapeClasses classifyShapes(const Model& model)
+{
+    ShapeClasses c;
+    c.classOf.assign(model.tensors.size(), -1);
+    std::unordered_map<const std::vector<DimExpr>*, int, DimsHash, DimsEqual> ids;
+    for (size_t t = 0; t < model.tensors.size(); ++t) {
+        const TensorShape& sh = model.tensors[t].shape;
+        if (sh.state != TensorShape::State::Exact)
+            continue;
+        const auto [it, added] = ids.try_emplace(&sh.dims, static_cast<int>(c.shapes.size()));
+        if (added)
+            c.shapes.push_back(&sh.dims);
+        c.classOf[t] = it->second;
+    }
+    return c;
+}
+
+namespace {
+
+// The one loop behind both entry points: an exact shape from its class when there are classes.
+ShapeTable evaluate(const Model& model, const ShapeClasses* classes, const Bindings& values)
+{
+    std::vector<std::optional<int64_t>> classNumel(classes ? classes->shapes.size() : 0);
+    for (size_t k = 0; k < classNumel.size(); ++k)
+        classNumel[k] = exactNumel(*classes->shapes[k], values);
     ShapeTable st;
     st.values = values;
     const size_t n = model.tensors.size();
@@ -16,17 +90,7 @@ ShapeTable evaluateShapes(const Model& model, const Bindings& values)
         const Tensor& ten = model.tensors[t];
         std::optional<int64_t> numel;
         if (ten.shape.state == TensorShape::State::Exact) {
-            numel = 1;
-            for (const DimExpr& d : ten.shape.dims) {
-                const auto v = d.eval(values);
-                if (!v || *v < 0) {
-                    numel.reset();
-                    break;
-                }
-                numel = checkedMul(*numel, *v);
-                if (!numel)
-                    break;
-            }
+            numel = classes ? classNumel[static_cast<size_t>(classes->classOf[t])] : exactNumel(ten.shape.dims, values);
         } else if (ten.shape.state == TensorShape::State::Reinfer && model.oracle) {
             if (!askedOracle) {
                 reinferred = model.oracle->inferAt(values);
@@ -41,18 +105,21 @@ ShapeTable evaluateShapes(const Model& model, const Bindings& values)
                 }
             }
         }
-        if (numel) {
-            st.numel[t] = *numel;
-            const int64_t eb = bytesOf(ten.dtype);
-            if (eb > 0) {
-                const auto b = checkedMul(*numel, eb);
-                st.bytes[t] = b ? *b : -1;
-            }
-        }
-        if (ten.role == TensorRole::Activation && ten.aliasOf < 0 && (st.numel[t] < 0 || st.bytes[t] < 0))
-            st.unknown++;
+        setSize(st, ten, t, numel);
     }
     return st;
+}
+
+} // namespace
+
+ShapeTable evaluateShapes(const Model& model, const Bindings& values) { return evaluate(model, nullptr, values); }
+
+ShapeTable evaluateShapes(const Model& model, const ShapeClasses& classes, const Bindings& values)
+{
+    // Classes of another model (or of this one before a change) would index the wrong shapes.
+    if (classes.classOf.size() != model.tensors.size())
+        return evaluate(model, nullptr, values);
+    return evaluate(model, &classes, values);
 }
 
 std::vector<int64_t> concreteDims(const Model& model, int tensor, const Bindings& values)

@@ -17,6 +17,17 @@ struct ShapeTable {
 
 // Evaluates every tensor's size at `values`. Tensors with State::Reinfer ask model.oracle (slow path).
 ShapeTable evaluateShapes(const Model& model, const Bindings& values);
+// The model's distinct exact shapes, each tensor's index into them (-1: not exact), so that a tick
+// evaluates each distinct shape once: a deep graph repeats a handful of shapes ([batch, seq, d]) over
+// 100k tensors, each dim an expression in its own allocation (issue 16). Points into `model`: valid while
+// it is (a plan keeps one).
+struct ShapeClasses {
+    std::vector<int> classOf;                           // per tensor
+    std::vector<const std::vector<DimExpr>*> shapes;    // per class: the dims of its first tensor
+};
+ShapeClasses classifyShapes(const Model& model);
+// evaluateShapes(model, values), the same table, from the classes.
+ShapeTable evaluateShapes(const Model& model, const ShapeClasses& classes, const Bindings& values);
 // Concrete dims of one tensor (for display); empty if unknown.
 std::vector<int64_t> concreteDims(const Model& model, int tensor, const Bindings& values);
 // "[8, 3, 224, 224]" or "[batch, seq, 8000]" when symbolic is true.
