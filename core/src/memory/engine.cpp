@@ -83,6 +83,10 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         if (p.dynamic[t] && !p.virtualOut[t] && n > 0)
             s.act[t] = activationBytes(config, p, static_cast<int>(t), n);
     }
+    s.spanElems.resize(p.spans.size());
+    for (size_t k = 0; k < p.spans.size(); ++k)
+        s.spanElems[k] = spanElements(*p.shapeClasses.shapes[static_cast<size_t>(p.spans[k].shape)], p.spans[k].begin,
+                                      p.spans[k].end, shapes.values);
     const int gradElem = gradElemBytes(config);
     const FineTune& ft = config.finetune;
     // The adapters' own dtype as a config, made only when a model has adapters: no copy on an ordinary tick

@@ -29,6 +29,15 @@ struct SavedItem {
     // contiguous at the bound sizes (a transpose that only moves size-1 dims needs no copy). -1: always.
     int condView = -1;
     bool condContig = false;
+    int span = -1;          // dims [dimBegin, dimEnd) of an exact shape: index into PlanData::spans
+};
+
+// dims [begin, end) of one of the model's distinct shapes (ShapeClasses): items sized by the same span
+// (a LayerNorm's statistics in every layer) share one evaluation per tick (issue 16).
+struct DimSpan {
+    int shape = -1;
+    int begin = 0, end = 0;
+    friend bool operator==(const DimSpan&, const DimSpan&) = default;
 };
 
 enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu, GroupNorm, Attention };
@@ -109,6 +118,7 @@ struct PlanData {
     std::vector<int64_t> trainableDimsNumel; // parallel to trainable: product of trainableDims (what
                                              // optimizerStateBytes counts), kept so a tick does not redo it
     ShapeClasses shapeClasses;               // the model's distinct shapes: a tick evaluates each once
+    std::vector<DimSpan> spans;              // distinct SavedItem dim spans (SavedItem::span)
     std::vector<uint8_t> trainableAdapter;   // parallel to trainable: a LoRA adapter (".lora_A." / ".lora_B.")
     std::vector<int> buffers;            // buffer tensors
     std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
@@ -183,6 +193,7 @@ struct Sizes {
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
     int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
     int64_t pagedOptimizer = 0; // paged optimizer state outside the allocator (not in persistentOptimizer)
+    std::vector<int64_t> spanElems; // per PlanData::spans: the elements of those dims at this binding
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes
     // per tensor (params): stored bytes as the step holds them (quantized, kbit-prep fp32, fp32 adapters);
     // the per-block replay and persistentWeights must agree on them
@@ -190,6 +201,8 @@ struct Sizes {
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& options);
+// Elements of dims [begin, end) at a binding (an unknown dim counts 0): a SavedItem's span.
+int64_t spanElements(const std::vector<DimExpr>& dims, int begin, int end, const Bindings& values);
 // simulate()'s peak alone (SimResult::peak), without the timeline, events or culprits.
 int64_t simulatePeak(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                      const SimOptions& options);

@@ -903,6 +903,19 @@ void flattenForTicks(PlanData& p, const Model& m)
         const auto& cons = m.tensors[static_cast<size_t>(t)].consumers;
         p.paramNode.push_back(cons.empty() ? aliasConsumer[static_cast<size_t>(t)] : cons.front());
     }
+    std::map<std::tuple<int, int, int>, int> spanIds;
+    for (Unit& u : p.units)
+        for (SavedItem& it : u.saved) {
+            if (it.kind != SavedItem::Kind::Extra || it.dimBegin < 0 || it.tensor < 0)
+                continue;
+            const int shape = p.shapeClasses.classOf[static_cast<size_t>(it.tensor)];
+            if (shape < 0)
+                continue;
+            const auto [pos, added] = spanIds.try_emplace({shape, it.dimBegin, it.dimEnd}, static_cast<int>(p.spans.size()));
+            if (added)
+                p.spans.push_back({shape, it.dimBegin, it.dimEnd});
+            it.span = pos->second;
+        }
     p.savedBegin.reserve(p.units.size() + 1);
     for (const Unit& u : p.units) {
         p.savedBegin.push_back(static_cast<int>(p.savedFlat.size()));

@@ -10,6 +10,16 @@
 
 namespace headroom {
 
+int64_t spanElements(const std::vector<DimExpr>& dims, int begin, int end, const Bindings& values)
+{
+    int64_t elems = 1;
+    for (int d = begin; d < end && static_cast<size_t>(d) < dims.size(); ++d) {
+        auto v = dims[static_cast<size_t>(d)].eval(values);
+        elems = checkedMul(elems, v ? std::max<int64_t>(*v, 0) : 0).value_or(0);
+    }
+    return elems;
+}
+
 namespace {
 
 constexpr size_t kCats = static_cast<size_t>(Category::Count);
@@ -25,13 +35,10 @@ int64_t itemBytesImpl(const PlanData& plan, const Config& /*config*/, const Shap
     if (s.kind == SavedItem::Kind::Copy) // num copies (one per RNN direction)
         return checkedMul(sizes.act[t], s.num).value_or(0) / std::max<int64_t>(s.den, 1);
     int64_t elems = 0;
-    if (s.dimBegin >= 0) {
-        const auto& dims = plan.model->tensors[t].shape.dims;
-        elems = 1;
-        for (int d = s.dimBegin; d < s.dimEnd && static_cast<size_t>(d) < dims.size(); ++d) {
-            auto v = dims[static_cast<size_t>(d)].eval(shapes.values);
-            elems = checkedMul(elems, v ? std::max<int64_t>(*v, 0) : 0).value_or(0);
-        }
+    if (s.span >= 0 && static_cast<size_t>(s.span) < sizes.spanElems.size()) {
+        elems = sizes.spanElems[static_cast<size_t>(s.span)]; // an exact shape's span, evaluated once per tick
+    } else if (s.dimBegin >= 0) {
+        elems = spanElements(plan.model->tensors[t].shape.dims, s.dimBegin, s.dimEnd, shapes.values);
         if (plan.model->tensors[t].shape.state != TensorShape::State::Exact) {
             // dims are not fitted: fall back to the element count (overestimates stats, never underestimates)
             elems = std::max<int64_t>(sizes.numel[t], 0);
