@@ -7,11 +7,17 @@
 
 namespace headroom {
 
-int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes)
+int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes, const Sizes& sizes)
 {
     const auto numel = [&](int t) -> int64_t {
         return t >= 0 && static_cast<size_t>(t) < shapes.numel.size() ? std::max<int64_t>(shapes.numel[static_cast<size_t>(t)], 0) : 0;
     };
+    // The dims below, evaluated once per tick for every unit with the same shape (PlanData::spans)
+    const bool spanKnown = unit.macSpan >= 0 && static_cast<size_t>(unit.macSpan) < sizes.spanElems.size();
+    if (unit.macDim == -2 && unit.macDimTensor >= 0 && spanKnown)
+        return checkedMul(sizes.spanElems[static_cast<size_t>(unit.macSpan)], unit.macPerElem).value_or(0);
+    if (unit.macDim >= 0 && unit.macDimTensor >= 0 && unit.macTensor >= 0 && spanKnown)
+        return checkedMul(numel(unit.macTensor), sizes.spanElems[static_cast<size_t>(unit.macSpan)]).value_or(0);
     if (unit.macDim == -2 && unit.macDimTensor >= 0) { // RNNs: T * B * per-step MACs
         const auto& dims = plan.model->tensors[static_cast<size_t>(unit.macDimTensor)].shape.dims;
         int64_t tb = 1;

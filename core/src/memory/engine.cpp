@@ -382,7 +382,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     const size_t nU = p.units.size();
     std::vector<int64_t> macsPerUnit(light ? 0 : nU, 0); // the per-node costs reuse them
     for (size_t u = 0; u < nU; ++u) {
-        const int64_t macs = unitMacs(p, p.units[u], e.shapes);
+        const int64_t macs = unitMacs(p, p.units[u], e.shapes, sizes);
         e.forwardMacs += macs;
         if (!light)
             macsPerUnit[u] = macs;

@@ -68,6 +68,7 @@ struct Unit {
     int macTensor = -1;            // output whose elements times macPerElem gives forward MACs
     int64_t macPerElem = 0;
     int macDimTensor = -1, macDim = -1; // or: a symbolic reduction dim (MatMul K)
+    int macSpan = -1;              // that dim (RNNs: dims [0, 2)) of an exact shape: index into PlanData::spans
 };
 
 // What the plan's structure depends on besides the model: the freeze patterns, whether attention runs
@@ -236,7 +237,7 @@ std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, 
                                     const Sizes& sizes, int k);
 // Hugging Face per-decoder-layer checkpointing (layer_checkpoint.cpp); empty when no layer list is found.
 std::vector<int> layerCheckpointSegments(const PlanData& plan);
-int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes);
+int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes, const Sizes& sizes);
 // The module sequence checkpoint_sequential runs: the model's top-level modules with every Sequential /
 // ModuleList (a layer whose children are named "<name>.<int>") expanded one level; a top-level op with no
 // module is its own item. Item index per unit (non-decreasing in topological order), followed by one more

@@ -904,18 +904,28 @@ void flattenForTicks(PlanData& p, const Model& m)
         p.paramNode.push_back(cons.empty() ? aliasConsumer[static_cast<size_t>(t)] : cons.front());
     }
     std::map<std::tuple<int, int, int>, int> spanIds;
-    for (Unit& u : p.units)
+    const auto spanOf = [&](int tensor, int begin, int end) {
+        const int shape = p.shapeClasses.classOf[static_cast<size_t>(tensor)];
+        if (shape < 0)
+            return -1;
+        const auto [pos, added] = spanIds.try_emplace({shape, begin, end}, static_cast<int>(p.spans.size()));
+        if (added)
+            p.spans.push_back({shape, begin, end});
+        return pos->second;
+    };
+    for (Unit& u : p.units) {
+        // unitMacs' dims: the RNN's T * B, or the reduction dim when the shape has it
+        if (u.macDimTensor >= 0 && u.macDim == -2)
+            u.macSpan = spanOf(u.macDimTensor, 0, 2);
+        else if (u.macDimTensor >= 0 && u.macDim >= 0 &&
+                 static_cast<size_t>(u.macDim) < m.tensors[static_cast<size_t>(u.macDimTensor)].shape.dims.size())
+            u.macSpan = spanOf(u.macDimTensor, u.macDim, u.macDim + 1);
         for (SavedItem& it : u.saved) {
             if (it.kind != SavedItem::Kind::Extra || it.dimBegin < 0 || it.tensor < 0)
                 continue;
-            const int shape = p.shapeClasses.classOf[static_cast<size_t>(it.tensor)];
-            if (shape < 0)
-                continue;
-            const auto [pos, added] = spanIds.try_emplace({shape, it.dimBegin, it.dimEnd}, static_cast<int>(p.spans.size()));
-            if (added)
-                p.spans.push_back({shape, it.dimBegin, it.dimEnd});
-            it.span = pos->second;
+            it.span = spanOf(it.tensor, it.dimBegin, it.dimEnd);
         }
+    }
     p.savedBegin.reserve(p.units.size() + 1);
     for (const Unit& u : p.units) {
         p.savedBegin.push_back(static_cast<int>(p.savedFlat.size()));

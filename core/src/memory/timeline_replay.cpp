@@ -267,7 +267,7 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::
         }
     }
     for (int u : pg.recomputed)
-        r.recomputeMacs += unitMacs(c.plan, c.plan.units[static_cast<size_t>(u)], c.shapes);
+        r.recomputeMacs += unitMacs(c.plan, c.plan.units[static_cast<size_t>(u)], c.shapes, c.sizes);
     if (events)
         culpritsAndBalance(pg, bytes, peakEvent, c.plan.model->tensors.size(), r);
     return r;
