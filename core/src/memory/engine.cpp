@@ -368,7 +368,10 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     ReplayAside aside;
     if (!light && opt.events && config.allocator != AllocatorMode::Exact && prepared.events() >= kReplayAsideEvents)
         aside.start(config, prepared);
-    SimResult sim = runSimulation(p, config, e.shapes, sizes, prepared);
+    // A light evaluation that does not hand its events on needs them only for the reserved peak: the
+    // allocator replays from the program instead, and the walk writes none.
+    const bool eventsForReplayOnly = light && !keepEvents && opt.events && config.allocator != AllocatorMode::Exact;
+    SimResult sim = runSimulation(p, config, e.shapes, sizes, prepared, !eventsForReplayOnly);
 
     Breakdown& b = e.memory;
     b.microBatch = m.batchSymbol >= 0 ? values[static_cast<size_t>(m.batchSymbol)] : 1;
@@ -389,7 +392,9 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     }
     e.recomputeMacs = sim.recomputeMacs;
     addWarnings(p, config, opt, train, e);
-    if (!aside.running())
+    if (eventsForReplayOnly)
+        b.reservedPeak = std::max(sim.peak, replayAllocator(prepared, config.allocator, replayOptions(config)).reservedPeak);
+    else if (!aside.running())
         b.reservedPeak = reservedPeak(config, sim, opt.events);
     e.peakStep = sim.peakStep;
     if (light) {

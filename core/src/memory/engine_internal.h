@@ -218,8 +218,9 @@ struct PreparedSim {
 };
 PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes,
                               const Sizes& sizes, const SimOptions& options);
+// writeEvents false: SimResult without events or culprits (replayAllocator gives the reserved peak).
 SimResult runSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
-                        const PreparedSim& prepared);
+                        const PreparedSim& prepared, bool writeEvents = true);
 AllocatorStats replayAllocator(const PreparedSim& prepared, AllocatorMode mode, const AllocatorOptions& options);
 // Whether a binding-dependent item applies at these shapes (always true for unconditional items).
 bool savedItemActive(const PlanData& plan, const ShapeTable& shapes, const SavedItem& item);

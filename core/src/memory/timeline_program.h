@@ -97,7 +97,10 @@ SimProgram recordIteration(const SimContext& c, const SimOptions& options);
 // timeline_replay.cpp: the figures of a recorded program at the context's sizes (bytes: each buffer's,
 // bufferBytes()).
 std::vector<int64_t> bufferBytes(const SimContext& c, const SimProgram& program);
-SimResult replayIteration(const SimContext& c, const SimProgram& program, const std::vector<int64_t>& bytes);
+// writeEvents false: no events and no culprits even when the program records them (the allocator replays
+// from its allocOps instead).
+SimResult replayIteration(const SimContext& c, const SimProgram& program, const std::vector<int64_t>& bytes,
+                          bool writeEvents = true);
 SimResult replayIteration(const SimContext& c, const SimProgram& program);
 
 // Programs recorded for one plan (shared by its copies; a plan never changes once built).

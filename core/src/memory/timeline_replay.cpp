@@ -207,10 +207,11 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg)
     return replayIteration(c, pg, bufferBytes(c, pg));
 }
 
-SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::vector<int64_t>& bytes)
+SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::vector<int64_t>& bytes,
+                          bool writeEvents)
 {
     SimResult r;
-    const bool events = pg.key.events;
+    const bool events = pg.key.events && writeEvents;
     r.timeline.reserve(static_cast<size_t>(pg.steps));
     if (events)
         r.events.reserve(pg.events + pg.liveAtEnd.size());
@@ -347,10 +348,10 @@ PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const 
 size_t PreparedSim::events() const { return program->allocOps.size(); }
 
 SimResult runSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
-                        const PreparedSim& prepared)
+                        const PreparedSim& prepared, bool writeEvents)
 {
     const SimContext c{plan, config, shapes, sizes};
-    return replayIteration(c, *prepared.program, prepared.bytes);
+    return replayIteration(c, *prepared.program, prepared.bytes, writeEvents);
 }
 
 AllocatorStats replayAllocator(const PreparedSim& prepared, AllocatorMode mode, const AllocatorOptions& options)
