@@ -257,15 +257,6 @@ AllocatorOptions replayOptions(const Config& config)
     return options;
 }
 
-// Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent library
-// workspaces (gpus.cpp) among them: they are blocks of the same allocator.
-int64_t reservedPeak(const Config& config, const SimResult& sim, bool events)
-{
-    if (!events || config.allocator == AllocatorMode::Exact)
-        return sim.peak;
-    return std::max(sim.peak, replay(sim.events, config.allocator, replayOptions(config)).reservedPeak);
-}
-
 void fillNodeCosts(const PlanData& p, const Sizes& sizes, const std::vector<int64_t>& savedBytes,
                    const std::vector<int64_t>& macsPerUnit, Evaluation& e)
 {
@@ -365,13 +356,13 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     // the saved sets, MACs, the inplace comparison and the per-node costs. Same figures either way; small
     // graphs stay on one thread (a thread costs ~50 us).
     const PreparedSim prepared = prepareSimulation(p, config, e.shapes, sizes, opt);
+    const bool replaysAllocator = opt.events && config.allocator != AllocatorMode::Exact;
     ReplayAside aside;
-    if (!light && opt.events && config.allocator != AllocatorMode::Exact && prepared.events() >= kReplayAsideEvents)
+    if (!light && replaysAllocator && prepared.events() >= kReplayAsideEvents)
         aside.start(config, prepared);
-    // A light evaluation that does not hand its events on needs them only for the reserved peak: the
-    // allocator replays from the program instead, and the walk writes none.
-    const bool eventsForReplayOnly = light && !keepEvents && opt.events && config.allocator != AllocatorMode::Exact;
-    SimResult sim = runSimulation(p, config, e.shapes, sizes, prepared, !eventsForReplayOnly);
+    // A light evaluation that does not hand its events on needs them only for the reserved peak, which
+    // comes from the program: the walk writes none.
+    SimResult sim = runSimulation(p, config, e.shapes, sizes, prepared, !light || keepEvents);
 
     Breakdown& b = e.memory;
     b.microBatch = m.batchSymbol >= 0 ? values[static_cast<size_t>(m.batchSymbol)] : 1;
@@ -392,10 +383,12 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     }
     e.recomputeMacs = sim.recomputeMacs;
     addWarnings(p, config, opt, train, e);
-    if (eventsForReplayOnly)
-        b.reservedPeak = std::max(sim.peak, replayAllocator(prepared, config.allocator, replayOptions(config)).reservedPeak);
-    else if (!aside.running())
-        b.reservedPeak = reservedPeak(config, sim, opt.events);
+    // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent
+    // library workspaces (gpus.cpp) among them: they are blocks of the same allocator.
+    if (!aside.running())
+        b.reservedPeak = replaysAllocator ? std::max(sim.peak, replayAllocator(prepared, config.allocator,
+                                                                               replayOptions(config)).reservedPeak)
+                                          : sim.peak;
     e.peakStep = sim.peakStep;
     if (light) {
         if (keepEvents)
