@@ -4,6 +4,8 @@
 // those decisions (broadcast gradients, transposes of size-1 dims that stay contiguous), and the sequence
 // goes back and forth so that recorded programs are reused, not only recorded.
 #include "headroom/memory/engine.h"
+#include "headroom/hardware/allocator.h"
+#include "headroom/hardware/gpus.h"
 #include "headroom/import/loader.h"
 #include "headroom/import/synthetic.h"
 
@@ -108,6 +110,49 @@ private slots:
             QVERIFY(planMatches(plan, c));
             const QString d = differs(evaluate(plan, c), evaluate(m, c));
             QVERIFY2(d.isEmpty(), qPrintable(QString("batch %1 seq %2: %3").arg(batches[i]).arg(seqs[i]).arg(d)));
+        }
+    }
+
+    // The reserved peak comes from the program's allocator stream (replayOps), on a second thread for a deep
+    // graph and without any events for a light evaluation: it must be what replaying the evaluation's own
+    // events through the allocator model gives (the definition), for both non-exact allocators.
+    void reservedPeakIsTheEventsReplay_data()
+    {
+        QTest::addColumn<QString>("file"); // under tests/data, or "deep" for a 24k-node residual chain
+        QTest::addColumn<int>("allocator");
+        QTest::addColumn<bool>("inplace");
+        QTest::newRow("tiny_gpt caching") << "tiny_gpt.onnx" << int(AllocatorMode::Caching) << false;
+        QTest::newRow("resnet18 expandable inplace") << "resnet18.onnx" << int(AllocatorMode::Expandable) << true;
+        QTest::newRow("lstm_tagger caching") << "lstm_tagger.onnx" << int(AllocatorMode::Caching) << false;
+        QTest::newRow("deep caching (threaded)") << "deep" << int(AllocatorMode::Caching) << false;
+        QTest::newRow("deep expandable (threaded)") << "deep" << int(AllocatorMode::Expandable) << true;
+    }
+    void reservedPeakIsTheEventsReplay()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, allocator);
+        QFETCH(bool, inplace);
+        const Model m = file == "deep" ? loadModelFromBytes(makeSyntheticChain(6000, 64), "deep.onnx")
+                                       : loadModel(std::string(HEADROOM_TEST_DATA) + "/" + file.toStdString());
+        Config c;
+        c.symbols = m.defaultBindings();
+        c.allocator = AllocatorMode(allocator);
+        c.inplace = inplace;
+        c.gpu = customGpu(int64_t(80) << 30);
+        const EnginePlan plan = makePlan(m, c);
+        for (int64_t batch : {int64_t(1), int64_t(4), int64_t(9)}) {
+            if (m.batchSymbol >= 0)
+                c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
+            const Evaluation e = evaluate(plan, c);
+            if (file == "deep")
+                QVERIFY(e.events.size() > 20000); // past the threshold for the second thread
+            AllocatorOptions o;
+            o.preallocated = c.gpu.workspace;
+            const int64_t expected = std::max(e.memory.peak, replay(e.events, c.allocator, o).reservedPeak);
+            QCOMPARE(e.memory.reservedPeak, expected);
+            QVERIFY(e.memory.reservedPeak > e.memory.peak); // the caching effect is there to be got wrong
+            QCOMPARE(evaluateLight(plan, c).memory.reservedPeak, expected);
+            QCOMPARE(evaluateLightWithEvents(plan, c).memory.reservedPeak, expected);
         }
     }
 };
