@@ -6,9 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <climits>
-#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory_resource>
@@ -64,16 +61,13 @@ struct FreeEntry {
     Block* block = nullptr;
 };
 
-// The same order as one std::set keyed on (size, address), stored per size: each size keeps its blocks in
-// a binary min-heap on address (one contiguous array: the best fit is its top), and an erase only marks the
-// block as out of the index, its heap entry being dropped when it reaches the top or when dead entries
-// outnumber live ones. A deep graph's backward frees thousands of blocks of a handful of sizes, so one
-// balanced tree over all of them made every event a deep pointer chase (issue 16: ~45 % of a 100k-node
-// tick). Sizes up to kSmallBuffer (every small-pool block of a caching segment, and the large pool's
-// 1-2 MiB ones) index their heap directly by size / kMinBlockSize, with a bitmap of the non-empty sizes for
-// the best-fit search: no tree at all on the path a deep graph's 1 MiB activations take (the size map's
-// node churn and lookups were ~30 % of that replay). Other sizes keep a tree of sizes. Walking past the
-// best fit (the expandable segments' rule, the release paths) reads a heap in address order, which is rare.
+// The same order as one std::set keyed on (size, address), stored as a map from size to the blocks of that
+// size. A deep graph's backward frees thousands of blocks of a handful of sizes, so a balanced tree over all
+// of them made every event a deep pointer chase (issue 16: ~45 % of a 100k-node tick). Here the tree holds
+// only the distinct sizes; each size keeps its blocks in a binary min-heap on address (one contiguous array:
+// the best fit is its top), and an erase only marks the block as out of the index, its heap entry being
+// dropped when it reaches the top or when dead entries outnumber live ones. Walking past the best fit (the
+// expandable segments' rule, the release paths) reads the heap in address order, which is rare.
 class FreeIndex
 {
     struct Slot {
@@ -87,53 +81,36 @@ class FreeIndex
     };
     using Map = std::pmr::map<int64_t, Bucket>;
     static bool later(const Slot& a, const Slot& b) { return a.addr > b.addr; }
-    static constexpr int64_t kUnit = kMinBlockSize;
-    static constexpr size_t kDirect = size_t(kSmallBuffer / kUnit) + 1; // indices 1 .. kSmallBuffer / kUnit
-    static constexpr size_t kNone = SIZE_MAX;
-
-    static size_t directIndex(int64_t size)
-    {
-        return size > 0 && size % kUnit == 0 && size / kUnit < int64_t(kDirect) ? size_t(size / kUnit) : kNone;
-    }
 
 public:
     explicit FreeIndex(std::pmr::memory_resource* nodes) : m_sizes(nodes) {}
 
-    // A position in (size, address) order; valid while the index is not changed. The next non-empty
-    // direct size and the next tree size are both kept: the current one is the smaller.
+    // A position in (size, address) order; valid while the index is not changed.
     struct Cursor {
-        size_t direct = kNone;
         Map::iterator it;
         FreeEntry entry;
-        bool end = true;
     };
     Cursor lowerBound(int64_t size)
     {
-        Cursor c;
-        const int64_t first = size <= kUnit ? 1 : (size + kUnit - 1) / kUnit;
-        c.direct = first < int64_t(kDirect) ? nextDirect(size_t(first)) : kNone;
-        c.it = m_sizes.lower_bound(size);
-        settle(c);
+        Cursor c{m_sizes.lower_bound(size), {}};
+        if (c.it != m_sizes.end())
+            c.entry = top(c.it);
         return c;
     }
-    bool atEnd(const Cursor& c) const { return c.end; }
+    bool atEnd(const Cursor& c) const { return c.it == m_sizes.end(); }
     const FreeEntry& at(const Cursor& c) const { return c.entry; }
     void advance(Cursor& c)
     {
-        const Bucket& k = c.entry.size == directSize(c.direct) ? m_direct[c.direct] : c.it->second;
         const Slot* best = nullptr;
-        for (const Slot& s : k.heap)
+        for (const Slot& s : c.it->second.heap)
             if (alive(s) && s.addr > c.entry.addr && (!best || s.addr < best->addr))
                 best = &s;
         if (best) {
-            c.entry = FreeEntry{c.entry.size, best->addr, best->block};
+            c.entry = FreeEntry{c.it->first, best->addr, best->block};
             return;
         }
-        if (c.entry.size == directSize(c.direct))
-            c.direct = nextDirect(c.direct + 1);
-        else
-            ++c.it;
-        settle(c);
+        if (++c.it != m_sizes.end())
+            c.entry = top(c.it);
     }
     size_t count() const { return m_count; }
 
@@ -142,26 +119,18 @@ public:
         Block* b = e.block;
         if (b->inFree)
             return; // already present: a set insert does nothing either
-        Bucket* k;
-        if (const size_t d = directIndex(e.size); d != kNone) {
-            if (d >= m_direct.size())
-                m_direct.resize(d + 1);
-            k = &m_direct[d];
-            m_bits[d / 64] |= uint64_t(1) << (d % 64);
-        } else {
-            auto [it, added] = m_sizes.try_emplace(e.size);
-            k = &it->second;
-            if (added && !m_spare.empty()) {
-                k->heap = std::move(m_spare.back());
-                m_spare.pop_back();
-            }
+        auto [it, added] = m_sizes.try_emplace(e.size);
+        Bucket& k = it->second;
+        if (added && !m_spare.empty()) {
+            k.heap = std::move(m_spare.back());
+            m_spare.pop_back();
         }
         b->inFree = true;
         b->freeSize = e.size;
         b->freeAddr = e.addr;
-        k->heap.push_back(Slot{e.addr, b, ++b->freeGen});
-        std::push_heap(k->heap.begin(), k->heap.end(), later);
-        ++k->live;
+        k.heap.push_back(Slot{e.addr, b, ++b->freeGen});
+        std::push_heap(k.heap.begin(), k.heap.end(), later);
+        ++k.live;
         ++m_count;
     }
     size_t erase(const FreeEntry& key)
@@ -169,28 +138,19 @@ public:
         Block* b = key.block;
         if (!b->inFree || b->freeSize != key.size || b->freeAddr != key.addr)
             return 0;
+        auto it = m_sizes.find(key.size);
         b->inFree = false;
         ++b->freeGen; // its slot is dead from here on
         --m_count;
-        if (const size_t d = directIndex(key.size); d != kNone) {
-            Bucket& k = m_direct[d];
-            if (--k.live == 0) {
-                k.heap.clear(); // the array's storage stays for the size's next block
-                m_bits[d / 64] &= ~(uint64_t(1) << (d % 64));
-            } else {
-                compact(k);
-            }
-            return 1;
-        }
-        auto it = m_sizes.find(key.size);
         Bucket& k = it->second;
         if (--k.live == 0) {
             // Sizes come and go by the thousand in a replay: keep the array's storage for the next one.
             k.heap.clear();
             m_spare.push_back(std::move(k.heap));
             m_sizes.erase(it);
-        } else {
-            compact(k);
+        } else if (k.heap.size() > 2 * k.live + 32) {
+            std::erase_if(k.heap, [](const Slot& s) { return !alive(s); });
+            std::make_heap(k.heap.begin(), k.heap.end(), later);
         }
         return 1;
     }
@@ -198,34 +158,15 @@ public:
 
     template <class F> void forEachAscending(F&& f) const
     {
-        size_t d = nextDirect(1);
-        auto s = m_sizes.begin();
-        while (d != kNone || s != m_sizes.end()) {
-            if (s == m_sizes.end() || (d != kNone && directSize(d) < s->first)) {
-                for (const FreeEntry& e : sorted(directSize(d), m_direct[d]))
-                    f(e);
-                d = nextDirect(d + 1);
-            } else {
-                for (const FreeEntry& e : sorted(s->first, s->second))
-                    f(e);
-                ++s;
-            }
-        }
+        for (auto s = m_sizes.begin(); s != m_sizes.end(); ++s)
+            for (const FreeEntry& e : sorted(s))
+                f(e);
     }
     // Largest first; f returns false to stop.
     template <class F> void forEachDescending(F&& f) const
     {
-        size_t d = prevDirect(m_direct.size());
-        auto s = m_sizes.rbegin();
-        while (d != kNone || s != m_sizes.rend()) {
-            std::vector<FreeEntry> v;
-            if (s == m_sizes.rend() || (d != kNone && directSize(d) > s->first)) {
-                v = sorted(directSize(d), m_direct[d]);
-                d = prevDirect(d);
-            } else {
-                v = sorted(s->first, s->second);
-                ++s;
-            }
+        for (auto s = m_sizes.rbegin(); s != m_sizes.rend(); ++s) {
+            const std::vector<FreeEntry> v = sorted(std::prev(s.base()));
             for (auto r = v.rbegin(); r != v.rend(); ++r)
                 if (!f(*r))
                     return;
@@ -234,76 +175,26 @@ public:
 
 private:
     static bool alive(const Slot& s) { return s.block->inFree && s.block->freeGen == s.gen; }
-    static int64_t directSize(size_t d) { return d == kNone ? -1 : int64_t(d) * kUnit; }
-    static void compact(Bucket& k)
+    FreeEntry top(Map::iterator it)
     {
-        if (k.heap.size() > 2 * k.live + 32) {
-            std::erase_if(k.heap, [](const Slot& s) { return !alive(s); });
-            std::make_heap(k.heap.begin(), k.heap.end(), later);
-        }
-    }
-    // The first non-empty direct size at index >= d / the last one at index < d.
-    size_t nextDirect(size_t d) const
-    {
-        size_t w = d / 64;
-        if (w >= m_bits.size())
-            return kNone;
-        uint64_t bits = m_bits[w] & (~uint64_t(0) << (d % 64));
-        while (!bits) {
-            if (++w == m_bits.size())
-                return kNone;
-            bits = m_bits[w];
-        }
-        return w * 64 + size_t(std::countr_zero(bits));
-    }
-    size_t prevDirect(size_t d) const
-    {
-        if (d == 0)
-            return kNone;
-        --d;
-        size_t w = d / 64;
-        uint64_t bits = m_bits[w] & (~uint64_t(0) >> (63 - d % 64));
-        while (!bits) {
-            if (w == 0)
-                return kNone;
-            bits = m_bits[--w];
-        }
-        return w * 64 + 63 - size_t(std::countl_zero(bits));
-    }
-    // The cursor's current entry: the best fit of the smaller of its two sizes.
-    void settle(Cursor& c)
-    {
-        const bool tree = c.it != m_sizes.end();
-        c.end = c.direct == kNone && !tree;
-        if (c.end)
-            return;
-        if (c.direct != kNone && (!tree || directSize(c.direct) < c.it->first))
-            c.entry = top(directSize(c.direct), m_direct[c.direct]);
-        else
-            c.entry = top(c.it->first, c.it->second);
-    }
-    static FreeEntry top(int64_t size, Bucket& k)
-    {
-        auto& h = k.heap;
+        auto& h = it->second.heap;
         while (!alive(h.front())) {
             std::pop_heap(h.begin(), h.end(), later);
             h.pop_back();
         }
-        return FreeEntry{size, h.front().addr, h.front().block};
+        return FreeEntry{it->first, h.front().addr, h.front().block};
     }
-    static std::vector<FreeEntry> sorted(int64_t size, const Bucket& k)
+    static std::vector<FreeEntry> sorted(Map::const_iterator it)
     {
         std::vector<FreeEntry> v;
-        for (const Slot& s : k.heap)
+        for (const Slot& s : it->second.heap)
             if (alive(s))
-                v.push_back(FreeEntry{size, s.addr, s.block});
+                v.push_back(FreeEntry{it->first, s.addr, s.block});
         std::sort(v.begin(), v.end(), [](const FreeEntry& a, const FreeEntry& b) { return a.addr < b.addr; });
         return v;
     }
 
-    std::vector<Bucket> m_direct;                                // grown to the largest direct size seen
-    std::array<uint64_t, (kDirect + 63) / 64> m_bits{};          // non-empty direct sizes
-    Map m_sizes;                                                 // every other size
+    Map m_sizes;
     std::vector<std::vector<Slot>> m_spare;
     size_t m_count = 0;
 };
