@@ -5,6 +5,7 @@
 //   build/release/tests/bench_scale --write DIR   writes chain_<N>.onnx and transformer_<N>.onnx for the CLI
 //     (headroom-cli DIR/chain_20k.onnx --batch 8 --set seq=128 --bench 20)
 #include "headroom/memory/engine.h"
+#include "headroom/hardware/allocator.h"
 #include "headroom/hardware/gpus.h"
 #include "headroom/import/loader.h"
 #include "headroom/import/synthetic.h"
@@ -88,7 +89,23 @@ void tick(benchmark::State& state, bool chain)
     state.counters["nodes"] = static_cast<double>(m.nodes.size());
 }
 
+// The caching-allocator replay alone over one tick's events (what the tick's second thread runs).
+void replayOnly(benchmark::State& state, bool chain)
+{
+    const Model& m = cachedModel(chain, static_cast<int>(state.range(0)));
+    const Config c = configFor(m);
+    const Evaluation e = evaluate(makePlan(m, c), c);
+    AllocatorOptions o;
+    o.preallocated = c.gpu.workspace;
+    o.perEvent = false;
+    for (auto _ : state)
+        benchmark::DoNotOptimize(replay(e.events, AllocatorMode::Caching, o).reservedPeak);
+    state.counters["events"] = static_cast<double>(e.events.size());
+}
+
 void BM_ChainImport(benchmark::State& s) { import(s, true); }
+void BM_ChainReplay(benchmark::State& s) { replayOnly(s, true); }
+void BM_TransformerReplay(benchmark::State& s) { replayOnly(s, false); }
 void BM_ChainTick(benchmark::State& s) { tick(s, true); }
 void BM_TransformerImport(benchmark::State& s) { import(s, false); }
 void BM_TransformerTick(benchmark::State& s) { tick(s, false); }
@@ -120,6 +137,8 @@ int writeModels(const std::string& dir)
 BENCHMARK(BM_ChainImport)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChainTick)->Arg(1000)->Arg(5000)->Arg(10000)->Arg(20000)->Arg(40000)->Arg(100000)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainReplay)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TransformerReplay)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TransformerImport)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TransformerTick)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
