@@ -276,6 +276,11 @@ void MainWindow::connectPages()
     connect(m_session, &AnalysisSession::reportChanged, this, &MainWindow::onReportChanged);
     connect(m_session, &AnalysisSession::detailsChanged, this, &MainWindow::onDetailsChanged);
     connect(m_timeline->chart(), &TimelineChart::stepClicked, this, &MainWindow::onTimelineStep);
+    // Only the "Batch & checkpoints" tab draws the batch sweep: computed while it is shown (exports compute
+    // their own when it is missing).
+    auto wantSweep = [this] { m_session->setSweepWanted(m_tabs->currentWidget() == m_scaling); };
+    connect(m_tabs, &QTabWidget::currentChanged, this, wantSweep);
+    wantSweep();
 }
 
 // The saved geometry and dock layout, or a first-start size that fits the screen.

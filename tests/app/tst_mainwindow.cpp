@@ -67,6 +67,9 @@ private:
         const ModelPtr model = w.session()->model();
         QVERIFY(model);
         QVERIFY(w.session()->isComplete());
+        // The batch sweep is computed while its tab is shown (issue 16): look at it, as a user would.
+        w.tabs()->setCurrentWidget(w.scalingPage());
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->hasSweep(); }, 60000));
         const headroom::Config config = w.controls()->config();
         const headroom::Report expected = headroom::buildReport(*model, config);
         const nlohmann::json json = headroom::toJson(*model, expected);
@@ -299,6 +302,8 @@ private slots:
         const ModelPtr model = w.session()->model();
         const headroom::Report expected = headroom::buildReport(*model, config);
         const nlohmann::json json = headroom::toJson(*model, expected);
+        w.tabs()->setCurrentWidget(w.scalingPage()); // the batch sweep is computed while its tab is shown
+        QVERIFY(w.session()->hasSweep());
         QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
                  QString::fromStdString(json.dump()));
         const BreakdownChart* chart = w.overviewPage()->breakdown();
