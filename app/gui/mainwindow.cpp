@@ -281,6 +281,7 @@ void MainWindow::connectPages()
     auto wantSweep = [this] { m_session->setSweepWanted(m_tabs->currentWidget() == m_scaling); };
     connect(m_tabs, &QTabWidget::currentChanged, this, wantSweep);
     wantSweep();
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::refreshShownPage);
 }
 
 // The saved geometry and dock layout, or a first-start size that fits the screen.
@@ -410,14 +411,34 @@ void MainWindow::onReportChanged()
     if (!model)
         return;
     const headroom::Report& report = m_session->report();
-    m_layers->model()->setReport(report);
-    m_overview->breakdown()->setReport(*model, report);
-    m_overview->topLayers()->setReport(*model, report);
-    m_timeline->chart()->setReport(*model, report);
     m_verdict->setReport(*model, report, m_controls->units());
+    m_staleViews = LayersView | OverviewView | TimelineView;
+    refreshShownPage();
 #if HEADROOM_HAVE_PROBE_PAGE
     static_cast<ProbePage*>(m_probe)->setContext(model, report.config);
 #endif
+}
+
+void MainWindow::refreshShownPage()
+{
+    const ModelPtr model = m_session->model();
+    if (!model)
+        return;
+    const headroom::Report& report = m_session->report();
+    QWidget* shown = m_tabs->currentWidget();
+    if (shown == m_layers && (m_staleViews & LayersView)) {
+        m_staleViews &= ~LayersView;
+        m_layers->model()->setReport(report);
+        if (m_session->isComplete()) // a drag's ticks keep the order; complete figures are sorted again
+            m_layers->proxy()->resortIfSorted();
+    } else if (shown == m_overview && (m_staleViews & OverviewView)) {
+        m_staleViews &= ~OverviewView;
+        m_overview->breakdown()->setReport(*model, report);
+        m_overview->topLayers()->setReport(*model, report);
+    } else if (shown == m_timeline && (m_staleViews & TimelineView)) {
+        m_staleViews &= ~TimelineView;
+        m_timeline->chart()->setReport(*model, report);
+    }
 }
 
 void MainWindow::onDetailsChanged()
@@ -431,7 +452,8 @@ void MainWindow::onDetailsChanged()
     m_verdict->setReport(*model, report, m_controls->units());
     m_controls->setBestCheckpoint(report.checkpointCurve.empty() ? 0 : report.bestCheckpoint);
     m_controls->setSymbolMaxima(report.symbolMax);
-    m_layers->proxy()->resortIfSorted();
+    if (!(m_staleViews & LayersView)) // a hidden tree is sorted when it is shown (refreshShownPage)
+        m_layers->proxy()->resortIfSorted();
     m_info->setModel(*model, report.evaluation.warnings);
     emit reportComplete();
 }
