@@ -412,6 +412,10 @@ void MainWindow::onReportChanged()
         return;
     const headroom::Report& report = m_session->report();
     m_verdict->setReport(*model, report, m_controls->units());
+    // The answer first: the banner is on screen before the shown tab's views update (the layer tree takes
+    // ~25 ms on a 100k-node graph; its repaint would otherwise wait for that too).
+    if (m_verdict->isVisible())
+        m_verdict->repaint();
     m_staleViews = LayersView | OverviewView | TimelineView;
     refreshShownPage();
 #if HEADROOM_HAVE_PROBE_PAGE

@@ -31,6 +31,7 @@
 #include <QTreeView>
 
 #include <algorithm>
+#include <functional>
 
 namespace {
 
@@ -64,10 +65,14 @@ class ArrivalWatch : public QObject
 {
 public:
     QElapsedTimer arrived;
+    std::function<void()> onArrival;
     bool eventFilter(QObject*, QEvent* event) override
     {
-        if (event->type() == QEvent::MetaCall)
+        if (event->type() == QEvent::MetaCall) {
             arrived.start();
+            if (onArrival)
+                onArrival();
+        }
         return false;
     }
 };
@@ -139,21 +144,25 @@ void BM_SliderDrag(benchmark::State& state)
     int64_t target = 0;
     bool landed = false;
     std::vector<int> paintsAtLanding(watched.size());
-    ArrivalWatch arrival; // from the figures' arrival on the GUI thread to the repaints showing them
-    w.session()->installEventFilter(&arrival);
-    // The moment the figures for the new batch reach the views; repaints after it show them.
-    QObject::connect(w.session(), &gui::AnalysisSession::reportChanged, [&] {
-        if (landed || shownBatch() != target)
-            return;
-        landed = true;
+    // Paints counted from the figures' arrival: at the tick's start when the GUI thread computes them
+    // (setValue returns with them), else when the worker's result is delivered, before any view handles it.
+    auto markPaints = [&] {
         for (size_t i = 0; i < watched.size(); ++i)
             paintsAtLanding[i] = watches[i].paints;
+    };
+    ArrivalWatch arrival; // from the figures' arrival on the GUI thread to the repaints showing them
+    arrival.onArrival = markPaints;
+    w.session()->installEventFilter(&arrival);
+    QObject::connect(w.session(), &gui::AnalysisSession::reportChanged, [&] {
+        if (!landed && shownBatch() == target)
+            landed = true;
     });
-    std::vector<double> latencies, sliderLatencies, afterLanding, engine;
+    std::vector<double> latencies, sliderLatencies, afterLanding, verdictAfter, engine;
     for (auto _ : state) {
         latencies.clear();
         sliderLatencies.clear();
         afterLanding.clear();
+        verdictAfter.clear();
         engine.clear();
         const int start = slider->slider()->value();
         for (int i = 0; i < 100; ++i) {
@@ -164,6 +173,8 @@ void BM_SliderDrag(benchmark::State& state)
             // Two stops can give the same verdict text (a need rounded to a few digits): no repaint is due.
             const QString verdictBefore = w.verdict()->text();
             double sliderMs = -1;
+            double verdictMs = -1; // from the figures' arrival to the verdict's repaint
+            markPaints();
             QElapsedTimer timer;
             timer.start();
             slider->slider()->setValue(position); // what a drag does: valueChanged -> recompute -> views
@@ -172,6 +183,8 @@ void BM_SliderDrag(benchmark::State& state)
                     sliderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
                 if (!landed)
                     return false;
+                if (verdictMs < 0 && (watches[0].paints > paintsAtLanding[0] || w.verdict()->text() == verdictBefore))
+                    verdictMs = arrival.arrived.isValid() ? static_cast<double>(arrival.arrived.nsecsElapsed()) / 1e6 : 0;
                 for (size_t k = 0; k < watched.size(); ++k)
                     if (watches[k].paints <= paintsAtLanding[k] && !(k == 0 && w.verdict()->text() == verdictBefore))
                         return false;
@@ -182,6 +195,7 @@ void BM_SliderDrag(benchmark::State& state)
             latencies.push_back(static_cast<double>(timer.nsecsElapsed()) / 1e6);
             // A tick computed on the GUI thread has no arrival: its figures are there when setValue returns.
             const bool viaWorker = landed && arrival.arrived.isValid() && arrival.arrived.elapsed() <= timer.elapsed();
+            verdictAfter.push_back(!landed ? 2000.0 : viaWorker ? verdictMs : latencies.back());
             afterLanding.push_back(!landed ? 2000.0
                                    : viaWorker ? static_cast<double>(arrival.arrived.nsecsElapsed()) / 1e6
                                                : latencies.back());
@@ -203,6 +217,9 @@ void BM_SliderDrag(benchmark::State& state)
     std::sort(afterLanding.begin(), afterLanding.end());
     state.counters["after_result_median_ms"] = afterLanding[afterLanding.size() / 2];
     state.counters["after_result_max_ms"] = afterLanding.back();
+    std::sort(verdictAfter.begin(), verdictAfter.end());
+    state.counters["verdict_after_result_median_ms"] = verdictAfter[verdictAfter.size() / 2];
+    state.counters["verdict_after_result_max_ms"] = verdictAfter.back();
     std::sort(engine.begin(), engine.end());
     state.counters["engine_median_ms"] = engine[engine.size() / 2]; // evaluate (+ per-GPU shares) alone
     std::vector<double> sorted = latencies;
