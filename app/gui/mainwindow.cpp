@@ -278,7 +278,12 @@ void MainWindow::connectPages()
     connect(m_timeline->chart(), &TimelineChart::stepClicked, this, &MainWindow::onTimelineStep);
     // Only the "Batch & checkpoints" tab draws the batch sweep: computed while it is shown (exports compute
     // their own when it is missing).
-    auto wantSweep = [this] { m_session->setSweepWanted(m_tabs->currentWidget() == m_scaling); };
+    auto wantSweep = [this] {
+        const bool shown = m_tabs->currentWidget() == m_scaling;
+        m_session->setSweepWanted(shown);
+        if (shown && m_session->model() && !m_session->hasSweep()) // seconds on a 100k-node graph
+            statusBar()->showMessage(tr("Computing the batch sweep…"));
+    };
     connect(m_tabs, &QTabWidget::currentChanged, this, wantSweep);
     wantSweep();
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::refreshShownPage);
@@ -459,6 +464,8 @@ void MainWindow::onDetailsChanged()
     if (!(m_staleViews & LayersView)) // a hidden tree is sorted when it is shown (refreshShownPage)
         m_layers->proxy()->resortIfSorted();
     m_info->setModel(*model, report.evaluation.warnings);
+    if (m_session->hasSweep() && statusBar()->currentMessage() == tr("Computing the batch sweep…"))
+        statusBar()->clearMessage();
     emit reportComplete();
 }
 

@@ -24,6 +24,7 @@
 #include <QSpinBox>
 #include <QDir>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
@@ -271,6 +272,24 @@ private slots:
                      QString::fromStdString(headroom::toJson(*model, fast).dump()));
         QVERIFY(QTest::qWaitFor([&] { return w.session()->isComplete(); }, 60000));
         compareWithCore(w);
+    }
+
+    // Issue 16: the batch sweep is computed when its tab is shown; the status bar says so until it lands,
+    // and then the chart holds core's sweep.
+    void sweepComputedWhenTabShown()
+    {
+        MainWindow w;
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->isComplete() && !w.session()->isPending(); }, 60000));
+        QVERIFY(!w.session()->hasSweep());
+        QVERIFY(w.scalingPage()->sweep()->points().empty());
+        w.tabs()->setCurrentWidget(w.scalingPage());
+        QCOMPARE(w.statusBar()->currentMessage(), MainWindow::tr("Computing the batch sweep…"));
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->hasSweep(); }, 60000));
+        QVERIFY(w.statusBar()->currentMessage().isEmpty());
+        const headroom::Report expected = headroom::buildReport(*w.session()->model(), w.controls()->config());
+        QVERIFY(!expected.batchSweep.empty());
+        QCOMPARE(w.scalingPage()->sweep()->points(), expected.batchSweep);
     }
 
     // Issue 16: a tick updates the shown tab's views only; a hidden tab's tree or chart gets the latest
