@@ -7,7 +7,8 @@
 // to a second worker so the slider never waits: one job in flight, only the latest configuration runs
 // next, and the views keep the previous figures until it lands. The max batch does not depend on the
 // batch itself, so a batch drag reuses it (the search costs ~80 ms on a 10k-node graph). The full report
-// starts once the controls have been still for detailsDelayMs, so a drag does not compete with it, and a
+// starts once the fast figures have landed and the controls have been still for detailsDelayMs after
+// that, so a drag does not compete with it (nor a 100k-node tick, slower than the pause), and a
 // full report still running when the controls move again is cancelled (ReportOptions::cancel): its
 // result would be dropped, and on a 100k-node graph it holds the worker for seconds. The plan is built
 // where the figures are computed: for a large graph (asyncNodes) the first figures of a newly opened
