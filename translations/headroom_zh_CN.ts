@@ -1714,6 +1714,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>已加载 %1</translation>
     </message>
     <message>
+        <source>Computing the batch sweep…</source>
+        <translation>正在计算批大小扫描……</translation>
+    </message>
+    <message>
         <source>Cannot open the model</source>
         <translation>无法打开模型</translation>
     </message>

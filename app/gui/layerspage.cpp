@@ -76,9 +76,7 @@ LayersPage::LayersPage(QWidget* parent)
 
 void LayersPage::expandToDepth()
 {
-    m_view->collapseAll();
-    if (m_depth->value() > 0)
-        m_view->expandToDepth(m_depth->value() - 1);
+    m_view->openLevels(m_depth->value());
 }
 
 void LayersPage::modelReset()

@@ -1,6 +1,7 @@
 #pragma once
 // The Layers tab: filter box, expand-to-depth, and the layer tree with cost bars.
 #include "guiutil.h"
+#include "layertreeview.h"
 
 #include <QWidget>
 
@@ -35,7 +36,7 @@ private:
 
     LayerTreeModel* m_model;
     LayerFilterModel* m_proxy;
-    QTreeView* m_view;
+    LayerTreeView* m_view;
     QLineEdit* m_filter;
     QSpinBox* m_depth;
     QCheckBox* m_showShape;

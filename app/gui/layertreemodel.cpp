@@ -151,7 +151,13 @@ void LayerTreeModel::setReport(const headroom::Report& report)
     m_freeze = report.config.freeze;
     if (freezeChanged)
         updateFrozen();
-    emitColumnsChanged(freezeChanged ? NameColumn : ShapeColumn, ShareColumn);
+    // The roles the figures change, named: with "all roles" the proxy (recursive filtering) also re-checks
+    // each parent's ancestors for its filter role on every signal, which on the 100k-node chain's 25k
+    // parents is most of a tick's GUI time (QSortFilterProxyModelPrivate::_q_sourceDataChanged; perf).
+    if (freezeChanged)
+        emitColumnsChanged(NameColumn, ShareColumn);
+    else
+        emitColumnsChanged(ShapeColumn, ShareColumn, {Qt::DisplayRole, Qt::ToolTipRole, SortRole, MaxCostRole});
 }
 
 void LayerTreeModel::aggregate()

@@ -276,6 +276,17 @@ void MainWindow::connectPages()
     connect(m_session, &AnalysisSession::reportChanged, this, &MainWindow::onReportChanged);
     connect(m_session, &AnalysisSession::detailsChanged, this, &MainWindow::onDetailsChanged);
     connect(m_timeline->chart(), &TimelineChart::stepClicked, this, &MainWindow::onTimelineStep);
+    // Only the "Batch & checkpoints" tab draws the batch sweep: computed while it is shown (exports compute
+    // their own when it is missing).
+    auto wantSweep = [this] {
+        const bool shown = m_tabs->currentWidget() == m_scaling;
+        m_session->setSweepWanted(shown);
+        if (shown && m_session->model() && !m_session->hasSweep()) // seconds on a 100k-node graph
+            statusBar()->showMessage(tr("Computing the batch sweep…"));
+    };
+    connect(m_tabs, &QTabWidget::currentChanged, this, wantSweep);
+    wantSweep();
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::refreshShownPage);
 }
 
 // The saved geometry and dock layout, or a first-start size that fits the screen.
@@ -405,14 +416,38 @@ void MainWindow::onReportChanged()
     if (!model)
         return;
     const headroom::Report& report = m_session->report();
-    m_layers->model()->setReport(report);
-    m_overview->breakdown()->setReport(*model, report);
-    m_overview->topLayers()->setReport(*model, report);
-    m_timeline->chart()->setReport(*model, report);
     m_verdict->setReport(*model, report, m_controls->units());
+    // The answer first: the banner is on screen before the shown tab's views update (the layer tree takes
+    // ~25 ms on a 100k-node graph; its repaint would otherwise wait for that too).
+    if (m_verdict->isVisible())
+        m_verdict->repaint();
+    m_staleViews = LayersView | OverviewView | TimelineView;
+    refreshShownPage();
 #if HEADROOM_HAVE_PROBE_PAGE
     static_cast<ProbePage*>(m_probe)->setContext(model, report.config);
 #endif
+}
+
+void MainWindow::refreshShownPage()
+{
+    const ModelPtr model = m_session->model();
+    if (!model)
+        return;
+    const headroom::Report& report = m_session->report();
+    QWidget* shown = m_tabs->currentWidget();
+    if (shown == m_layers && (m_staleViews & LayersView)) {
+        m_staleViews &= ~LayersView;
+        m_layers->model()->setReport(report);
+        if (m_session->isComplete()) // a drag's ticks keep the order; complete figures are sorted again
+            m_layers->proxy()->resortIfSorted();
+    } else if (shown == m_overview && (m_staleViews & OverviewView)) {
+        m_staleViews &= ~OverviewView;
+        m_overview->breakdown()->setReport(*model, report);
+        m_overview->topLayers()->setReport(*model, report);
+    } else if (shown == m_timeline && (m_staleViews & TimelineView)) {
+        m_staleViews &= ~TimelineView;
+        m_timeline->chart()->setReport(*model, report);
+    }
 }
 
 void MainWindow::onDetailsChanged()
@@ -426,8 +461,11 @@ void MainWindow::onDetailsChanged()
     m_verdict->setReport(*model, report, m_controls->units());
     m_controls->setBestCheckpoint(report.checkpointCurve.empty() ? 0 : report.bestCheckpoint);
     m_controls->setSymbolMaxima(report.symbolMax);
-    m_layers->proxy()->resortIfSorted();
+    if (!(m_staleViews & LayersView)) // a hidden tree is sorted when it is shown (refreshShownPage)
+        m_layers->proxy()->resortIfSorted();
     m_info->setModel(*model, report.evaluation.warnings);
+    if (m_session->hasSweep() && statusBar()->currentMessage() == tr("Computing the batch sweep…"))
+        statusBar()->clearMessage();
     emit reportComplete();
 }
 

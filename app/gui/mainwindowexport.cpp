@@ -48,7 +48,8 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
         PdfReportOptions options;
         options.units = m_controls->units();
         options.allNodes = pdfAllNodes;
-        return m_session->isComplete() ? writePdfReport(file, *model, m_session->report(), error, options)
+        // Never a report without its sweep: the session leaves it out while its tab is hidden.
+        return m_session->hasSweep() ? writePdfReport(file, *model, m_session->report(), error, options)
                                        : writePdfReport(file, *model, m_session->config(), error, options);
 #else
         if (error)
@@ -58,7 +59,7 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
     }
     // The same bytes as headroom-cli --csv / --json / --netron for this configuration.
     headroom::ReportOptions ro;
-    const headroom::Report report = m_session->isComplete() ? m_session->report() : headroom::buildReport(*model, m_session->config(), ro);
+    const headroom::Report report = m_session->hasSweep() ? m_session->report() : headroom::buildReport(*model, m_session->config(), ro);
     std::string text;
     switch (kind) {
     case ExportKind::Csv: text = headroom::toCsv(*model, report); break;

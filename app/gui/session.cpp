@@ -16,6 +16,62 @@ headroom::ReportOptions detailsOptions()
 }
 } // namespace
 
+headroom::Report AnalysisSession::computeDetails(const headroom::EnginePlan& plan, const headroom::Config& config,
+                                                 bool sweep, const std::atomic<bool>* cancel)
+{
+    headroom::ReportOptions options = detailsOptions();
+    options.cancel = cancel;
+    if (sweep)
+        return headroom::buildReport(plan, config, options);
+    // ReportOptions::sweep = false also leaves out the checkpoint curve and advice, which the verdict and
+    // the checkpoint chart need: those are added here as buildReport (report.cpp) computes them - same
+    // functions, same inputs - and tst_session compares the two field by field.
+    options.sweep = false;
+    headroom::Report r = headroom::buildReport(plan, config, options);
+    const auto stopped = [&] { return r.cancelled || (cancel && cancel->load(std::memory_order_relaxed)); };
+    if (r.fit.sizesUnknown || stopped()) {
+        r.cancelled = stopped();
+        return r;
+    }
+    if (config.mode == headroom::Mode::Train) {
+        r.checkpointCurve = headroom::checkpointCurve(plan, config, 16);
+        r.bestCheckpoint = headroom::bestCheckpointSegments(r.checkpointCurve);
+    }
+    if (stopped()) {
+        r.cancelled = true;
+        return r;
+    }
+    headroom::AdviceInputs known;
+    known.plan = &plan;
+    if (config.mode == headroom::Mode::Train)
+        known.checkpointCurve = &r.checkpointCurve;
+    if (r.cluster.gpus.empty())
+        known.need = r.fit.needed;
+    r.advice = headroom::advise(*plan.model, config, known);
+    return r;
+}
+
+void AnalysisSession::setSweepWanted(bool wanted)
+{
+    if (wanted == m_sweepWanted)
+        return;
+    m_sweepWanted = wanted;
+    if (!wanted || !m_model || hasSweep())
+        return;
+    if (m_synchronous) {
+        m_report = computeDetails(m_plan, m_config, true, nullptr);
+        m_reportHasSweep = true;
+        emit detailsChanged();
+    } else if (m_complete) {
+        // The figures shown are complete but for the sweep: compute the report again with it, now.
+        if (m_running)
+            m_pending = true;
+        else
+            startDetails();
+    }
+    // Otherwise the full report is scheduled or running; it adds the sweep when it lands (startDetails).
+}
+
 namespace {
 // Every field of Config but the batch (config.h lists them); what the max batch depends on.
 bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batchSymbol)
@@ -94,21 +150,23 @@ void AnalysisSession::recompute()
     if (m_synchronous) {
         m_detailsTimer->stop();
         applyFast(computeFast(m_model, m_plan, m_config, std::nullopt));
-        m_report = headroom::buildReport(m_plan, m_config, detailsOptions());
+        m_report = computeDetails(m_plan, m_config, m_sweepWanted, nullptr);
+        m_reportHasSweep = m_sweepWanted;
         m_complete = true;
         emit detailsChanged();
         return;
     }
     const bool planBuild = !headroom::planMatches(m_plan, m_config) && planIsSlow();
     if (m_fastRunning || m_lastFastMs > m_asyncThresholdMs || planBuild) {
+        m_detailsTimer->stop(); // its pause is counted from when these figures land (startFast)
         startFast();
     } else {
         std::optional<int64_t> known;
         if (m_maxBatchConfig && sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol))
             known = m_maxBatch;
         applyFast(computeFast(m_model, m_plan, m_config, known));
+        scheduleDetails();
     }
-    scheduleDetails();
 }
 
 bool AnalysisSession::planIsSlow() const
@@ -173,8 +231,14 @@ void AnalysisSession::startFast()
         QMetaObject::invokeMethod(this, [this, job, fast] {
             m_fastRunning = false;
             if (job == m_job) {
-                if (!m_complete) // the full report may have landed first; it has the same figures and more
-                    applyFast(std::move(*fast));
+                if (m_complete)
+                    return; // the full report landed first; it has the same figures and more
+                applyFast(std::move(*fast));
+                // The full report waits for the drag's pause after these figures, not after the move:
+                // on a 100k-node graph a tick's figures take longer than the pause, and a full report
+                // started under them competes for the cores with the next tick's (perf: 3/4 of the
+                // worker time during a drag was cancelled full reports).
+                scheduleDetails();
             } else {
                 m_lastFastMs = fast->ms;
                 if (fast->plan.model == m_model.get() && headroom::planMatches(fast->plan, m_config))
@@ -202,22 +266,24 @@ void AnalysisSession::startDetails()
     m_detailsCancel = std::make_shared<std::atomic<bool>>(false);
     // The session's plan when it is this configuration's (the worker builds one otherwise); the captured
     // ModelPtr keeps the model it points into alive.
-    m_pool.start([this, job, model = m_model, plan = m_plan, config = m_config, cancel = m_detailsCancel] {
-        headroom::ReportOptions options = detailsOptions();
-        options.cancel = cancel.get();
+    const bool sweep = m_sweepWanted;
+    m_pool.start([this, job, sweep, model = m_model, plan = m_plan, config = m_config, cancel = m_detailsCancel] {
         const headroom::EnginePlan use =
             plan.model == model.get() && headroom::planMatches(plan, config) ? plan : headroom::makePlan(*model, config);
-        auto report = std::make_shared<headroom::Report>(headroom::buildReport(use, config, options));
-        QMetaObject::invokeMethod(this, [this, job, report] {
+        auto report = std::make_shared<headroom::Report>(computeDetails(use, config, sweep, cancel.get()));
+        QMetaObject::invokeMethod(this, [this, job, sweep, report] {
             m_running = false;
             if (job == m_job && !report->cancelled) {
                 m_report = std::move(*report);
+                m_reportHasSweep = sweep;
                 m_complete = true;
                 if (m_shownJob != job) { // it overtook the fast figures' worker
                     m_shownJob = job;
                     emit reportChanged();
                 }
                 emit detailsChanged();
+                if (m_sweepWanted && !sweep)
+                    startDetails(); // the sweep's tab was shown while this ran without it
             } else if (m_pending) {
                 startDetails();
             }

@@ -7,7 +7,8 @@
 // to a second worker so the slider never waits: one job in flight, only the latest configuration runs
 // next, and the views keep the previous figures until it lands. The max batch does not depend on the
 // batch itself, so a batch drag reuses it (the search costs ~80 ms on a 10k-node graph). The full report
-// starts once the controls have been still for detailsDelayMs, so a drag does not compete with it, and a
+// starts once the fast figures have landed and the controls have been still for detailsDelayMs after
+// that, so a drag does not compete with it (nor a 100k-node tick, slower than the pause), and a
 // full report still running when the controls move again is cancelled (ReportOptions::cancel): its
 // result would be dropped, and on a 100k-node graph it holds the worker for seconds. The plan is built
 // where the figures are computed: for a large graph (asyncNodes) the first figures of a newly opened
@@ -39,10 +40,18 @@ public:
 
     ModelPtr model() const { return m_model; }
     const headroom::Config& config() const { return m_config; }
-    // What buildReport(model, config) gives once isComplete(); before that, what
-    // buildReport(model, config, {.sweep = false}) gives (no sweep, curve or advice).
+    // What buildReport(model, config) gives once isComplete() (less the batch sweep while !hasSweep());
+    // before that, what buildReport(model, config, {.sweep = false}) gives (no sweep, curve or advice).
     const headroom::Report& report() const { return m_report; }
     bool isComplete() const { return m_complete; }
+    // The batch sweep is only drawn by the "Batch & checkpoints" tab (and exports, which compute their own
+    // when it is missing): while nothing wants it, the full report leaves it out (it costs a replay per
+    // batch point, seconds on a 100k-node graph); wanting it again computes it at once, off the GUI thread.
+    // The checkpoint curve and advice are always computed: the verdict's tips read them.
+    void setSweepWanted(bool wanted);
+    bool sweepWanted() const { return m_sweepWanted; }
+    // The complete report holds the batch sweep (buildReport(model, config) exactly).
+    bool hasSweep() const { return m_complete && m_reportHasSweep; }
     // Tests and the screenshot mode: compute the details synchronously instead of on the worker.
     void setSynchronousDetails(bool on) { m_synchronous = on; }
     // Fast figures move to the worker when the last computation took longer than this (ms; < 0: always).
@@ -70,6 +79,8 @@ private:
     void scheduleDetails();
     void startDetails();
     void startFast();
+    static headroom::Report computeDetails(const headroom::EnginePlan& plan, const headroom::Config& config, bool sweep,
+                                           const std::atomic<bool>* cancel);
     void applyFast(Fast fast);
     static Fast computeFast(const ModelPtr& model, headroom::EnginePlan plan, const headroom::Config& config,
                             std::optional<int64_t> maxBatch);
@@ -85,6 +96,8 @@ private:
     headroom::Report m_report;
     bool m_complete = false;
     bool m_synchronous = false;
+    bool m_sweepWanted = true;
+    bool m_reportHasSweep = false; // the details in m_report were computed with the sweep
     int m_job = 0;           // latest configuration's id
     int m_shownJob = 0;      // the configuration whose fast figures m_report holds
     bool m_running = false;  // a details job is in flight

@@ -1,5 +1,7 @@
 #include "timelinechart.h"
 
+#include "decimate.h"
+
 #include <algorithm>
 
 namespace gui {
@@ -67,19 +69,32 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
 {
     showData();
     const headroom::Evaluation& e = report.evaluation;
-    QVector<double> keys, values, highs;
-    keys.reserve(static_cast<qsizetype>(e.timeline.size()));
-    values.reserve(static_cast<qsizetype>(e.timeline.size()));
-    highs.reserve(static_cast<qsizetype>(e.timeline.size()));
+    std::vector<double> values, highs;
+    values.reserve(e.timeline.size());
+    highs.reserve(e.timeline.size());
     double top = static_cast<double>(std::max<int64_t>(1, e.memory.peak));
     for (const headroom::TimelinePoint& t : e.timeline) {
-        keys << t.step;
-        values << static_cast<double>(t.allocated);
-        highs << static_cast<double>(std::max(t.allocated, t.high));
+        values.push_back(static_cast<double>(t.allocated));
+        highs.push_back(static_cast<double>(std::max(t.allocated, t.high)));
         top = std::max(top, highs.back());
     }
-    m_graph->setData(keys, values, true);
-    m_high->setData(keys, highs, true);
+    // At least one bucket per pixel column of a 4K-wide plot: a 100k-node graph's ~200k steps reach
+    // QCustomPlot as at most ~8k points with every column's extremes, so the peak is always drawn (its
+    // replot of all the steps took ~8 ms a tick, perf; docs/BENCHMARKS.md "GUI").
+    constexpr size_t Buckets = 4096;
+    const auto draw = [&](QCPGraph* graph, const std::vector<double>& series) {
+        const std::vector<size_t> kept = minMaxPoints(series, Buckets);
+        QVector<double> keys, shown;
+        keys.reserve(static_cast<qsizetype>(kept.size()));
+        shown.reserve(static_cast<qsizetype>(kept.size()));
+        for (size_t i : kept) {
+            keys << e.timeline[i].step;
+            shown << series[i];
+        }
+        graph->setData(keys, shown, true);
+    };
+    draw(m_graph, values);
+    draw(m_high, highs);
     m_steps = static_cast<int>(e.timeline.size());
     QCustomPlot* p = plot();
 

@@ -145,6 +145,45 @@ private slots:
         QCOMPARE(labels, 5); // forward, loss, backward, optimizer, peak
     }
 
+    // A long timeline (a 100k-node graph has ~200k steps) reaches the plot decimated, with its peak, its
+    // first and last step and its full x range: what is drawn is the data's envelope.
+    void longTimelineKeepsPeak_data()
+    {
+        QTest::addColumn<int>("steps");
+        QTest::addColumn<int>("peakStep");
+        QTest::newRow("24 steps, drawn whole") << 24 << 11;
+        QTest::newRow("200k steps, peak inside") << 200000 << 123457;
+        QTest::newRow("200k steps, peak last") << 200000 << 199999;
+    }
+    void longTimelineKeepsPeak()
+    {
+        QFETCH(int, steps);
+        QFETCH(int, peakStep);
+        using P = headroom::Phase;
+        headroom::Report r;
+        for (int s = 0; s < steps; ++s) {
+            const int64_t bytes = s == peakStep ? int64_t{900} << 20 : (int64_t{100} << 20) + (s % 1000) * 4096;
+            r.evaluation.timeline.push_back({s, -1, s < steps / 2 ? P::Forward : P::Backward, bytes, bytes});
+        }
+        r.evaluation.peakStep = peakStep;
+        r.evaluation.memory.peak = int64_t{900} << 20;
+        TimelineChart chart;
+        chart.setReport(headroom::Model{}, r);
+        const auto data = chart.plot()->graph(0)->data();
+        if (steps <= 8192)
+            QCOMPARE(data->size(), steps);
+        else
+            QVERIFY(data->size() <= 2 * 4096 + 2);
+        double top = 0;
+        for (auto it = data->constBegin(); it != data->constEnd(); ++it)
+            top = std::max(top, it->value);
+        QCOMPARE(top, static_cast<double>(r.evaluation.memory.peak));
+        QCOMPARE(data->constBegin()->key, 0.0);
+        QCOMPARE((data->constEnd() - 1)->key, static_cast<double>(steps - 1));
+        QCOMPARE((data->constEnd() - 1)->value, static_cast<double>(r.evaluation.timeline.back().allocated));
+        QCOMPARE(chart.plot()->xAxis->range().upper, steps - 0.5);
+    }
+
     // The legend sits below the plotted area: it never covers the bar it explains, at any chart size.
     void breakdownLegendOutsideBar_data()
     {

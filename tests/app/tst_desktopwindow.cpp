@@ -10,6 +10,7 @@
 #include "verdict.h"
 
 #include "headroom/import/loader.h"
+#include "headroom/report/report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -284,6 +285,11 @@ private slots:
             QCOMPARE(j.at("schema").get<std::string>(), std::string("headroom.report/1"));
             QCOMPARE(j.at("layers").size(), nodes);
             QCOMPARE(j.at("memory").at("peak").get<int64_t>(), w.session()->report().evaluation.memory.peak);
+            // The batch sweep's tab is hidden, so the window has not computed it: the export has its own.
+            QVERIFY(!w.session()->hasSweep());
+            const auto core = headroom::toJson(*w.session()->model(), headroom::buildReport(*w.session()->model(), w.controls()->config()));
+            QVERIFY(!core.at("batch_sweep").empty());
+            QCOMPARE(QString::fromStdString(j.at("batch_sweep").dump()), QString::fromStdString(core.at("batch_sweep").dump()));
             break;
         }
         case MainWindow::ExportKind::Netron: {

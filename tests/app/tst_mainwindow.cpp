@@ -24,6 +24,7 @@
 #include <QSpinBox>
 #include <QDir>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
@@ -67,13 +68,18 @@ private:
         const ModelPtr model = w.session()->model();
         QVERIFY(model);
         QVERIFY(w.session()->isComplete());
+        // The batch sweep is computed while its tab is shown (issue 16): look at it, as a user would.
+        w.tabs()->setCurrentWidget(w.scalingPage());
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->hasSweep(); }, 60000));
         const headroom::Config config = w.controls()->config();
         const headroom::Report expected = headroom::buildReport(*model, config);
         const nlohmann::json json = headroom::toJson(*model, expected);
         QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
                  QString::fromStdString(json.dump()));
 
-        // Tree: each graph node's row carries the JSON layer figures.
+        // Tree: each graph node's row carries the JSON layer figures. (A hidden tab's views are brought up
+        // to date when it is shown: each is looked at on its tab.)
+        w.tabs()->setCurrentWidget(w.layersPage());
         const LayerTreeModel* tree = w.layersPage()->model();
         const auto& layers = json["layers"];
         QCOMPARE(layers.size(), model->nodes.size());
@@ -105,6 +111,7 @@ private:
         }
 
         // Charts: the breakdown adds up to the need; sweep and checkpoint curve are the JSON's.
+        w.tabs()->setCurrentWidget(w.overviewPage());
         const auto& bars = w.overviewPage()->breakdown()->bars();
         QCOMPARE(bars.size(), size_t{1});
         int64_t sum = 0;
@@ -127,6 +134,7 @@ private:
             for (size_t i = 0; i < curve.size(); ++i)
                 QCOMPARE(curve[i].peak, json["checkpoint"]["curve"][i]["peak"].get<int64_t>());
         }
+        w.tabs()->setCurrentWidget(w.timelinePage());
         const auto timeline = w.timelinePage()->chart()->plot()->graph(0)->data();
         QCOMPARE(static_cast<size_t>(timeline->size()), expected.evaluation.timeline.size());
         if (!expected.evaluation.timeline.empty())
@@ -266,6 +274,78 @@ private slots:
         compareWithCore(w);
     }
 
+    // Issue 16: the batch sweep is computed when its tab is shown; the status bar says so until it lands,
+    // and then the chart holds core's sweep.
+    void sweepComputedWhenTabShown()
+    {
+        MainWindow w;
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->isComplete() && !w.session()->isPending(); }, 60000));
+        QVERIFY(!w.session()->hasSweep());
+        QVERIFY(w.scalingPage()->sweep()->points().empty());
+        w.tabs()->setCurrentWidget(w.scalingPage());
+        QCOMPARE(w.statusBar()->currentMessage(), MainWindow::tr("Computing the batch sweep…"));
+        QVERIFY(QTest::qWaitFor([&] { return w.session()->hasSweep(); }, 60000));
+        QVERIFY(w.statusBar()->currentMessage().isEmpty());
+        const headroom::Report expected = headroom::buildReport(*w.session()->model(), w.controls()->config());
+        QVERIFY(!expected.batchSweep.empty());
+        QCOMPARE(w.scalingPage()->sweep()->points(), expected.batchSweep);
+    }
+
+    // Issue 16: a tick updates the shown tab's views only; a hidden tab's tree or chart gets the latest
+    // report when it is shown, and then equals core's.
+    void hiddenTabCatchesUpWhenShown_data()
+    {
+        QTest::addColumn<int>("tab");
+        QTest::newRow("layers") << 0;
+        QTest::newRow("breakdown") << 1;
+        QTest::newRow("timeline") << 2;
+    }
+    void hiddenTabCatchesUpWhenShown()
+    {
+        QFETCH(int, tab);
+        MainWindow w;
+        w.session()->setSynchronousDetails(true);
+        w.tabs()->setCurrentWidget(w.scalingPage());
+        QVERIFY(openAndWait(w, dataFile("resnet18.onnx")));
+        const ModelPtr model = w.session()->model();
+        const size_t stepsBefore = static_cast<size_t>(w.timelinePage()->chart()->plot()->graph(0)->data()->size());
+        w.controls()->batchSlider()->setValue(24);
+        const headroom::Report expected = headroom::buildReport(*model, w.controls()->config());
+        QCOMPARE(batchOf(*model, expected.config), int64_t{24});
+        QCOMPARE(static_cast<size_t>(w.timelinePage()->chart()->plot()->graph(0)->data()->size()), stepsBefore); // untouched while hidden
+        w.tabs()->setCurrentIndex(tab);
+        switch (tab) {
+        case 0: {
+            const nlohmann::json layers = headroom::toJson(*model, expected)["layers"];
+            int checked = 0;
+            for (size_t n = 0; n < layers.size(); ++n) {
+                const QModelIndex row = w.layersPage()->model()->indexForNode(static_cast<int>(n));
+                if (row.data(LayerTreeModel::NodeRole).toInt() != static_cast<int>(n))
+                    continue;
+                QCOMPARE(row.siblingAtColumn(LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong(),
+                         layers[n]["saved_bytes"].get<int64_t>());
+                ++checked;
+            }
+            QVERIFY(checked > 0);
+            break;
+        }
+        case 1: {
+            int64_t sum = 0;
+            for (const auto& segment : w.overviewPage()->breakdown()->bars().front())
+                sum += segment.bytes;
+            QCOMPARE(sum, expected.fit.needed);
+            break;
+        }
+        case 2: {
+            const auto timeline = w.timelinePage()->chart()->plot()->graph(0)->data();
+            QCOMPARE(static_cast<size_t>(timeline->size()), expected.evaluation.timeline.size());
+            QCOMPARE(static_cast<int64_t>((timeline->constEnd() - 1)->value), expected.evaluation.timeline.back().allocated);
+            break;
+        }
+        }
+    }
+
     // Issue 7: N GPUs under a strategy give one breakdown bar per GPU, each the JSON's per-GPU peak, and
     // the verdict judges the most loaded GPU.
     void multiGpuBars_data()
@@ -299,8 +379,11 @@ private slots:
         const ModelPtr model = w.session()->model();
         const headroom::Report expected = headroom::buildReport(*model, config);
         const nlohmann::json json = headroom::toJson(*model, expected);
+        w.tabs()->setCurrentWidget(w.scalingPage()); // the batch sweep is computed while its tab is shown
+        QVERIFY(w.session()->hasSweep());
         QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
                  QString::fromStdString(json.dump()));
+        w.tabs()->setCurrentWidget(w.overviewPage());
         const BreakdownChart* chart = w.overviewPage()->breakdown();
         QCOMPARE(chart->bars().size(), size_t{4});
         QCOMPARE(json["gpus"].size(), size_t{4});

@@ -35,6 +35,20 @@ headroom::Config configAt(const headroom::Model& m, int64_t batch)
 
 std::string json(const headroom::Model& m, const headroom::Report& r) { return headroom::toJson(m, r).dump(); }
 
+// The JSON without its batch sweep: everything else a full report holds (curve, advice, fit, layers).
+std::string jsonWithoutSweep(const headroom::Model& m, const headroom::Report& r)
+{
+    nlohmann::json j = headroom::toJson(m, r);
+    j.erase("batch_sweep");
+    return j.dump();
+}
+
+ModelPtr resnet18()
+{
+    static const ModelPtr m = std::make_shared<const headroom::Model>(headroom::loadModel(HEADROOM_TEST_DATA "/resnet18.onnx"));
+    return m;
+}
+
 } // namespace
 
 class TestSession : public QObject
@@ -81,6 +95,66 @@ private slots:
         QCOMPARE(detailsFor.back(), int64_t{16});
         const headroom::Config last = configAt(*m, 16);
         QCOMPARE(QString::fromStdString(json(*m, s.report())), QString::fromStdString(json(*m, headroom::buildReport(*m, last))));
+    }
+
+    // Issue 16: the batch sweep is computed only while something wants it (its tab). Without it the
+    // complete report is core's full report less the sweep (checkpoint curve and advice included: the
+    // verdict's tips read them); wanting it lands exactly buildReport(...)'s sweep.
+    void sweepOnlyWhenWanted_data()
+    {
+        QTest::addColumn<bool>("large");       // the 6k-node chain (worker path) or resnet18
+        QTest::addColumn<bool>("train");
+        QTest::addColumn<bool>("synchronous"); // the screenshot mode's synchronous details
+        QTest::addColumn<int>("batch");
+        QTest::newRow("resnet18 train") << false << true << false << 8;
+        QTest::newRow("resnet18 inference") << false << false << false << 32;
+        QTest::newRow("resnet18 train, synchronous") << false << true << true << 4;
+        QTest::newRow("chain train") << true << true << false << 4;
+        QTest::newRow("chain inference") << true << false << false << 16;
+    }
+    void sweepOnlyWhenWanted()
+    {
+        QFETCH(bool, large);
+        QFETCH(bool, train);
+        QFETCH(bool, synchronous);
+        QFETCH(int, batch);
+        const ModelPtr m = large ? chainModel() : resnet18();
+        headroom::Config c = configAt(*m, batch);
+        c.mode = train ? headroom::Mode::Train : headroom::Mode::Infer;
+        const headroom::Report expected = headroom::buildReport(*m, c);
+        QVERIFY(!expected.batchSweep.empty()); // the comparison below is about something
+        QCOMPARE(expected.checkpointCurve.empty(), !train);
+
+        AnalysisSession s;
+        s.setSynchronousDetails(synchronous);
+        s.setSweepWanted(false);
+        s.setModel(m, c);
+        QVERIFY(QTest::qWaitFor([&] { return s.isComplete(); }, 120000));
+        QTest::qWait(50); // nothing else is on its way
+        QVERIFY(s.isComplete());
+        QVERIFY(!s.hasSweep());
+        QVERIFY(s.report().batchSweep.empty());
+        QCOMPARE(s.report().checkpointCurve.size(), expected.checkpointCurve.size());
+        QCOMPARE(s.report().bestCheckpoint, expected.bestCheckpoint);
+        QCOMPARE(s.report().advice.size(), expected.advice.size());
+        QCOMPARE(QString::fromStdString(jsonWithoutSweep(*m, s.report())), QString::fromStdString(jsonWithoutSweep(*m, expected)));
+
+        QSignalSpy details(&s, &AnalysisSession::detailsChanged);
+        s.setSweepWanted(true); // the tab is shown
+        QVERIFY(QTest::qWaitFor([&] { return s.hasSweep(); }, 120000));
+        QVERIFY(details.count() >= 1);
+        QCOMPARE(s.report().batchSweep, expected.batchSweep);
+        QCOMPARE(QString::fromStdString(json(*m, s.report())), QString::fromStdString(json(*m, expected)));
+
+        // Hidden again, a new configuration's report leaves the sweep out once more.
+        s.setSweepWanted(false);
+        headroom::Config next = c;
+        next.symbols[size_t(m->batchSymbol)] = batch * 2;
+        s.setConfig(next);
+        QVERIFY(QTest::qWaitFor([&] { return s.isComplete(); }, 120000));
+        QVERIFY(!s.hasSweep());
+        QVERIFY(s.report().batchSweep.empty());
+        QCOMPARE(s.report().config.symbols[size_t(m->batchSymbol)], int64_t{batch * 2});
     }
 };
 

@@ -1,8 +1,11 @@
 // Slider-to-repaint latency of the main window: move the batch slider one stop, then run the event loop
 // until the figures for that batch have landed (on the GUI thread, or from the worker when the engine
 // is slower than a frame) and the verdict and the visible view (layer tree, or timeline chart) have
-// repainted after that. Median and maximum over a 100-step drag (50 stops up, 50 down), on resnet50 and
-// on a 10k-node transformer. Also: how long until the slider itself repaints (is the GUI thread free?).
+// repainted after that. Median and maximum over a 100-step drag (50 stops up, 50 down), on resnet50, a
+// 10k-node transformer and a 100k-node residual chain (seq 128, as `--set seq=128`). Also: how long until
+// the slider itself repaints (is the GUI thread free?), how long from the figures' arrival on the GUI
+// thread to those repaints (what the GUI adds), the engine's own time per tick, and for "open", the
+// longest the GUI thread is blocked from openFile until the first figures have painted.
 #include "controlspanel.h"
 #include "guiutil.h"
 #include "layerspage.h"
@@ -20,12 +23,15 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QSettings>
 #include <QSlider>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeView>
 
 #include <algorithm>
+#include <functional>
 
 namespace {
 
@@ -45,10 +51,33 @@ class PaintWatch : public QObject
 {
 public:
     int paints = 0;
+    QElapsedTimer* clock = nullptr; // when set: the clock's reading at the first paint since firstPaintMs was reset
+    double firstPaintMs = -1;
     bool eventFilter(QObject*, QEvent* event) override
     {
-        if (event->type() == QEvent::Paint)
+        if (event->type() == QEvent::Paint) {
             ++paints;
+            if (clock && clock->isValid() && firstPaintMs < 0)
+                firstPaintMs = static_cast<double>(clock->nsecsElapsed()) / 1e6;
+        }
+        return false;
+    }
+};
+
+// Starts a clock when a worker's result is delivered to the session (a queued call), before any view
+// handles it: the moment the figures arrive on the GUI thread.
+class ArrivalWatch : public QObject
+{
+public:
+    QElapsedTimer arrived;
+    std::function<void()> onArrival;
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::MetaCall) {
+            arrived.start();
+            if (onArrival)
+                onArrival();
+        }
         return false;
     }
 };
@@ -63,6 +92,18 @@ QString modelFile(int which)
 {
     if (which == 0)
         return QStringLiteral(HEADROOM_TEST_DATA "/resnet50.onnx");
+    if (which == 2) {
+        const QString path = tempDir().filePath(QStringLiteral("chain100k.onnx"));
+        if (!QFile::exists(path)) {
+            QFile f(path);
+            f.open(QIODevice::WriteOnly);
+            const std::string bytes = headroom::makeSyntheticChain(headroom::syntheticChainBlocksFor(100000), 256);
+            f.write(bytes.data(), static_cast<qint64>(bytes.size()));
+        }
+        // The chain's input is [batch, seq, 256]; seq 128 as the CLI's --set seq=128 (the controls read it).
+        QSettings().setValue(QStringLiteral("symbols/seq"), 128);
+        return path;
+    }
     const QString path = tempDir().filePath(QStringLiteral("transformer10k.onnx"));
     if (!QFile::exists(path)) {
         QFile f(path);
@@ -108,25 +149,39 @@ void BM_SliderDrag(benchmark::State& state)
     int64_t target = 0;
     bool landed = false;
     std::vector<int> paintsAtLanding(watched.size());
-    // The moment the figures for the new batch reach the views; repaints after it show them.
-    QObject::connect(w.session(), &gui::AnalysisSession::reportChanged, [&] {
-        if (landed || shownBatch() != target)
-            return;
-        landed = true;
+    // Paints counted from the figures' arrival: at the tick's start when the GUI thread computes them
+    // (setValue returns with them), else when the worker's result is delivered, before any view handles it.
+    auto markPaints = [&] {
         for (size_t i = 0; i < watched.size(); ++i)
             paintsAtLanding[i] = watches[i].paints;
+        watches[0].firstPaintMs = -1;
+    };
+    ArrivalWatch arrival; // from the figures' arrival on the GUI thread to the repaints showing them
+    arrival.onArrival = markPaints;
+    w.session()->installEventFilter(&arrival);
+    watches[0].clock = &arrival.arrived;
+    QObject::connect(w.session(), &gui::AnalysisSession::reportChanged, [&] {
+        if (!landed && shownBatch() == target)
+            landed = true;
     });
-    std::vector<double> latencies, sliderLatencies;
+    std::vector<double> latencies, sliderLatencies, afterLanding, verdictAfter, engine;
     for (auto _ : state) {
         latencies.clear();
         sliderLatencies.clear();
+        afterLanding.clear();
+        verdictAfter.clear();
+        engine.clear();
         const int start = slider->slider()->value();
         for (int i = 0; i < 100; ++i) {
             const int position = start + (i < 50 ? i + 1 : 99 - i);
             target = gui::LogSlider::valueAt(position);
             landed = false;
             const int sliderPaints = sliderWatch.paints;
+            // Two stops can give the same verdict text (a need rounded to a few digits): no repaint is due.
+            const QString verdictBefore = w.verdict()->text();
             double sliderMs = -1;
+            double verdictMs = -1; // from the figures' arrival to the verdict's repaint
+            markPaints();
             QElapsedTimer timer;
             timer.start();
             slider->slider()->setValue(position); // what a drag does: valueChanged -> recompute -> views
@@ -135,23 +190,49 @@ void BM_SliderDrag(benchmark::State& state)
                     sliderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
                 if (!landed)
                     return false;
+                // The verdict's first paint after the arrival, timed when it happened (the shown tab's
+                // views may still be updating after it, in the same handler).
+                if (verdictMs < 0 && watches[0].paints > paintsAtLanding[0])
+                    verdictMs = watches[0].firstPaintMs;
+                else if (verdictMs < 0 && w.verdict()->text() == verdictBefore)
+                    verdictMs = 0;
                 for (size_t k = 0; k < watched.size(); ++k)
-                    if (watches[k].paints <= paintsAtLanding[k])
+                    if (watches[k].paints <= paintsAtLanding[k] && !(k == 0 && w.verdict()->text() == verdictBefore))
                         return false;
                 return sliderMs >= 0;
             };
             while (!done() && timer.elapsed() < 2000)
                 QCoreApplication::processEvents(QEventLoop::AllEvents);
             latencies.push_back(static_cast<double>(timer.nsecsElapsed()) / 1e6);
+            // A tick computed on the GUI thread has no arrival: its figures are there when setValue returns.
+            const bool viaWorker = landed && arrival.arrived.isValid() && arrival.arrived.elapsed() <= timer.elapsed();
+            verdictAfter.push_back(!landed ? 2000.0 : viaWorker ? verdictMs : latencies.back());
+            afterLanding.push_back(!landed ? 2000.0
+                                   : viaWorker ? static_cast<double>(arrival.arrived.nsecsElapsed()) / 1e6
+                                               : latencies.back());
+            arrival.arrived.invalidate();
+            engine.push_back(w.session()->lastFastMs());
+            if (qEnvironmentVariableIsSet("BENCH_TICKS"))
+                std::fprintf(stderr, "tick %d batch %lld: %.1f ms landed=%d verdict=%d view=%d slider=%.1f\n", i, static_cast<long long>(target), latencies.back(), landed,
+                             watches[0].paints - paintsAtLanding[0], watches[1].paints - paintsAtLanding[1], sliderMs);
             sliderLatencies.push_back(sliderMs < 0 ? 2000.0 : sliderMs);
         }
     }
+    w.session()->removeEventFilter(&arrival);
     for (size_t i = 0; i < watched.size(); ++i)
         watched[i]->removeEventFilter(&watches[i]);
     slider->slider()->removeEventFilter(&sliderWatch);
     std::sort(sliderLatencies.begin(), sliderLatencies.end());
     state.counters["slider_median_ms"] = sliderLatencies[sliderLatencies.size() / 2];
     state.counters["slider_max_ms"] = sliderLatencies.back();
+    std::sort(afterLanding.begin(), afterLanding.end());
+    state.counters["after_result_median_ms"] = afterLanding[afterLanding.size() / 2];
+    state.counters["after_result_max_ms"] = afterLanding.back();
+    std::sort(verdictAfter.begin(), verdictAfter.end());
+    state.counters["verdict_after_result_median_ms"] = verdictAfter[verdictAfter.size() / 2];
+    state.counters["verdict_after_result_max_ms"] = verdictAfter.back();
+    std::sort(engine.begin(), engine.end());
+    state.counters["engine_median_ms"] = engine[engine.size() / 2]; // evaluate (+ per-GPU shares) alone
     std::vector<double> sorted = latencies;
     std::sort(sorted.begin(), sorted.end());
     state.counters["median_ms"] = sorted[sorted.size() / 2];
@@ -159,10 +240,73 @@ void BM_SliderDrag(benchmark::State& state)
     state.counters["nodes"] = static_cast<double>(w.session()->model()->nodes.size());
 }
 
+// Opening a model: the longest gap between two event-loop turns (a 0 ms timer fires on each) from
+// openFile until the first figures for it have landed and the verdict has painted them, and the time
+// until then. A gap is how long the window could not answer input or repaint.
+void BM_Open(benchmark::State& state)
+{
+    const int which = static_cast<int>(state.range(0));
+    const QString file = modelFile(which); // written before the clock starts
+    gui::MainWindow w;
+    w.resize(1500, 950);
+    w.show();
+    w.tabs()->setCurrentIndex(static_cast<int>(state.range(1)));
+    waitFor([] { return false; }, 200);
+    bool figures = false;
+    PaintWatch verdictWatch;
+    int paintsAtFigures = 0;
+    QObject::connect(w.session(), &gui::AnalysisSession::reportChanged, [&] {
+        if (!figures) {
+            figures = true;
+            paintsAtFigures = verdictWatch.paints;
+        }
+    });
+    w.verdict()->installEventFilter(&verdictWatch);
+    double maxGapMs = 0, totalMs = 0;
+    for (auto _ : state) {
+        QElapsedTimer clock, gap;
+        QTimer turn;
+        turn.setInterval(0);
+        QObject::connect(&turn, &QTimer::timeout, [&] {
+            maxGapMs = std::max(maxGapMs, static_cast<double>(gap.nsecsElapsed()) / 1e6);
+            gap.restart();
+        });
+        clock.start();
+        gap.start();
+        turn.start();
+        w.openFile(file);
+        while (!(figures && verdictWatch.paints > paintsAtFigures) && clock.elapsed() < 120000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents);
+        maxGapMs = std::max(maxGapMs, static_cast<double>(gap.nsecsElapsed()) / 1e6);
+        totalMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+        turn.stop();
+    }
+    w.verdict()->removeEventFilter(&verdictWatch);
+    if (!figures) {
+        state.SkipWithError("no figures");
+        return;
+    }
+    state.counters["max_blocked_ms"] = maxGapMs;
+    state.counters["first_figures_ms"] = totalMs;
+    state.counters["nodes"] = static_cast<double>(w.session()->model()->nodes.size());
+    // The full report (curves, advice) still lands; the next benchmark must not inherit its worker.
+    waitFor([&] { return w.session()->isComplete(); }, 120000);
+}
+
 } // namespace
 
-// Args: model (0 resnet50, 1 10k-node transformer), visible tab (0 layers, 2 timeline).
-BENCHMARK(BM_SliderDrag)->Args({0, 0})->Args({0, 2})->Args({1, 0})->Args({1, 2})->Iterations(1)->Unit(benchmark::kMillisecond);
+// Args: model (0 resnet50, 1 10k-node transformer, 2 100k-node chain at seq 128), visible tab (0 layers,
+// 2 timeline).
+BENCHMARK(BM_SliderDrag)
+    ->Args({0, 0})
+    ->Args({0, 2})
+    ->Args({1, 0})
+    ->Args({1, 2})
+    ->Args({2, 0})
+    ->Args({2, 2})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Open)->Args({0, 0})->Args({2, 0})->Args({2, 2})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv)
 {
