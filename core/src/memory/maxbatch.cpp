@@ -43,13 +43,30 @@ CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const 
         model.allocate(config.gpu.workspace);
     if (model.outOfMemory())
         return r;
+    // Buffer ids -> handles: a flat table, as replay() keeps it, when the ids are the engine's dense ones.
+    int64_t maxId = -1;
+    bool dense = true;
+    for (const AllocEvent& e : events) {
+        dense = dense && e.id >= 0;
+        maxId = std::max(maxId, e.id);
+    }
+    dense = dense && maxId < int64_t(2 * events.size() + 16);
+    std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
     std::unordered_map<int64_t, int64_t> handleOf;
-    handleOf.reserve(events.size());
     for (const AllocEvent& e : events) {
         if (e.kind == AllocEvent::Kind::Alloc) {
-            handleOf[e.id] = model.allocate(e.bytes);
+            const int64_t h = model.allocate(e.bytes);
+            if (dense)
+                handleAt[size_t(e.id)] = h;
+            else
+                handleOf[e.id] = h;
             if (model.outOfMemory())
                 return r;
+        } else if (dense) {
+            if (int64_t& h = handleAt[size_t(e.id)]; h >= 0) {
+                model.free(h);
+                h = -1;
+            }
         } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
             model.free(it->second);
             handleOf.erase(it);
@@ -234,6 +251,10 @@ Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& eval
         // Within the budget unconstrained, the replay under capacity is the same replay: nothing to redo.
         f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
     } else {
+        // A full evaluation of this configuration carries its step's events: replay those instead of
+        // simulating the step again (issue 16: a 100k-node tick that does not fit walked it twice).
+        if (!events && !evaluation.events.empty())
+            events = &evaluation.events;
         const bool samePlan = planMatches(plan, config);
         const CapacityReplay r = events ? replayUnderCapacity(*events, config)
                                         : replayUnderCapacity(samePlan ? stepEvents(*plan.data, config)
