@@ -353,12 +353,12 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     // On a deep graph the allocator replay is the largest part of a full evaluation (issue 16: ~45 % of a
     // 100k-node tick). It needs only the program and the buffers' bytes, not the walk's events, and nothing
     // below needs it until the end: a second core replays while this one walks the iteration and computes
-    // the saved sets, MACs, the inplace comparison and the per-node costs. Same figures either way; small
-    // graphs stay on one thread (a thread costs ~50 us).
+    // the saved sets, MACs, the inplace comparison and the per-node costs (a light evaluation: the walk and
+    // the saved sets). Same figures either way; small graphs stay on one thread (a thread costs ~50 us).
     const PreparedSim prepared = prepareSimulation(p, config, e.shapes, sizes, opt);
     const bool replaysAllocator = opt.events && config.allocator != AllocatorMode::Exact;
     ReplayAside aside;
-    if (!light && replaysAllocator && prepared.events() >= kReplayAsideEvents)
+    if (replaysAllocator && prepared.events() >= kReplayAsideEvents)
         aside.start(config, prepared);
     // A light evaluation that does not hand its events on needs them only for the reserved peak, which
     // comes from the program: the walk writes none.
@@ -393,6 +393,8 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     if (light) {
         if (keepEvents)
             e.events = std::move(sim.events);
+        if (aside.running())
+            b.reservedPeak = std::max(sim.peak, aside.join());
         return e;
     }
 
