@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception> // the checkpoint curve's second thread
+#include <system_error>
 #include <thread>
 #include <cmath>
 #include <optional>
@@ -313,15 +314,19 @@ public:
         if (m_thread.joinable())
             m_thread.join(); // an exception on the evaluating thread still waits for the replay's reads
     }
+    // A system that cannot start a thread leaves running() false: the caller then replays on its own.
     void start(const Config& config, const PreparedSim& prepared)
     {
-        m_thread = std::thread([this, &config, &prepared] {
-            try {
-                m_result = replayAllocator(prepared, config.allocator, replayOptions(config)).reservedPeak;
-            } catch (...) {
-                m_failed = std::current_exception();
-            }
-        });
+        try {
+            m_thread = std::thread([this, &config, &prepared] {
+                try {
+                    m_result = replayAllocator(prepared, config.allocator, replayOptions(config)).reservedPeak;
+                } catch (...) {
+                    m_failed = std::current_exception();
+                }
+            });
+        } catch (const std::system_error&) {
+        }
     }
     bool running() const { return m_thread.joinable(); }
     int64_t join()
