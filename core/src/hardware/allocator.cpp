@@ -81,7 +81,11 @@ class FreeIndex
         size_t live = 0;
     };
     using Map = std::pmr::map<int64_t, Bucket>;
-    static bool later(const Slot& a, const Slot& b) { return a.addr > b.addr; }
+    // A function object, not a function pointer, so that the heap operations inline the comparison.
+    struct Later {
+        bool operator()(const Slot& a, const Slot& b) const { return a.addr > b.addr; }
+    };
+    static constexpr Later later{};
 
 public:
     explicit FreeIndex(std::pmr::memory_resource* nodes) : m_sizes(nodes) {}
