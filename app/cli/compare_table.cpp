@@ -1,6 +1,6 @@
 #include "table.h"
 
-#include "headroom/report/format.h"
+#include "headroom/base/format.h"
 
 #include <cstdio>
 #include <sstream>

@@ -3,14 +3,15 @@
 #include "pdfexport.h"
 #include "table.h"
 
-#include "headroom/error.h"
-#include "headroom/report/format.h"
+#include "headroom/base/error.h"
+#include "headroom/base/format.h"
 #include "headroom/hardware/gpus.h"
 #include "headroom/headroom_config.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/probe/measurement.h"
 #include "headroom/probe/probe_protocol.h"
 #include "headroom/report/report.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <algorithm>
 #include <cerrno>

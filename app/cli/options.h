@@ -1,5 +1,5 @@
 #pragma once
-#include "headroom/memory/config.h"
+#include "headroom/base/config.h"
 
 #include <optional>
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace headroom::cli {
 
-// The command line of DESIGN.md "Machine-readable output and the CLI", parsed but not yet bound to a model
+// The command line of docs/DESIGN.md "Machine-readable output and the CLI", parsed but not yet bound to a model
 // (symbol names are resolved after load).
 struct Options {
     std::string model;

@@ -3,8 +3,9 @@
 
 #include "headroom/memory/kvcache.h"
 
-#include "headroom/report/format.h"
+#include "headroom/base/format.h"
 #include "headroom/memory/layercost.h"
+#include "headroom/report/layer_tree.h"
 #include "headroom/shapes/shapes.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// headroom-cli --help: the flags options.cpp parses, grouped as DESIGN.md lists them.
+// headroom-cli --help: the flags options.cpp parses, grouped as docs/DESIGN.md lists them.
 #include "options.h"
 
 namespace headroom::cli {

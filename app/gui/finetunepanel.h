@@ -3,8 +3,8 @@
 // bitsandbytes quantization, Hugging Face per-layer checkpointing and the two one-click recipes of the
 // CLI's --recipe. LoRA rewrites the graph when the model loads (LoadOptions::lora), so the main window
 // reloads the model when fineTune().lora changes; everything else only changes the Config.
-#include "headroom/memory/config.h"
-#include "headroom/finetune/finetune.h"
+#include "headroom/base/config.h"
+#include "headroom/base/finetune.h"
 
 #include <QGroupBox>
 

@@ -1,8 +1,8 @@
 #pragma once
 // Small shared view helpers (hotspot's resultsutil.h): formatting and metatypes used by every page.
-#include "headroom/memory/config.h"
+#include "headroom/base/config.h"
 #include "headroom/memory/engine.h"
-#include "headroom/report/format.h"
+#include "headroom/base/format.h"
 #include "headroom/import/model.h"
 
 #include <QMetaType>

@@ -1,6 +1,7 @@
 #include "layertreemodel.h"
 
 #include "headroom/memory/layercost.h"
+#include "headroom/report/layer_tree.h"
 #include "headroom/shapes/shapes.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "modelloader.h"
 
-#include "headroom/error.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/error.h"
+#include "headroom/load/loader.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>

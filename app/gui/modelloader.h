@@ -3,7 +3,7 @@
 // A newer load supersedes an older one; results of superseded jobs are dropped (hotspot's JobTracker).
 #include "guiutil.h"
 
-#include "headroom/finetune/finetune.h"
+#include "headroom/base/finetune.h"
 
 #include <QObject>
 

@@ -3,8 +3,9 @@
 
 #include "verdict.h"
 
-#include "headroom/finetune/finetune.h"
+#include "headroom/base/finetune.h"
 #include "headroom/headroom_config.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QDateTime>
 #include <QLocale>

@@ -5,6 +5,7 @@
 #include "reportcharts.h"
 
 #include "headroom/memory/layercost.h"
+#include "headroom/report/layer_tree.h"
 #include "headroom/shapes/shapes.h"
 
 #include <algorithm>

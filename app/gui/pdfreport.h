@@ -1,6 +1,6 @@
 #pragma once
-// The PDF memory report (DESIGN.md "The report"): a document a team lead can read without the app.
-#include "headroom/report/format.h"
+// The PDF memory report (docs/DESIGN.md "The report"): a document a team lead can read without the app.
+#include "headroom/base/format.h"
 
 #include <QString>
 

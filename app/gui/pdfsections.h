@@ -7,7 +7,7 @@
 #include "guiutil.h"
 #include "reportdocument.h"
 
-#include "headroom/memory/config.h"
+#include "headroom/base/config.h"
 #include "headroom/probe/probe_protocol.h"
 #include "headroom/report/report.h"
 

@@ -5,7 +5,7 @@
 #include "chart.h"
 #include "guiutil.h"
 
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 #include "headroom/memory/engine.h"
 
 #include <qcustomplot.h>

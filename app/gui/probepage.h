@@ -1,8 +1,8 @@
 #pragma once
 // The Probe tab: runs headroom-probe on a worker thread (the probe is a separate process with a time limit,
 // so a driver crash or hang never reaches the GUI) and puts theory beside measurement.
-#include "headroom/memory/config.h"
-#include "headroom/report/format.h"
+#include "headroom/base/config.h"
+#include "headroom/base/format.h"
 #include "headroom/import/model.h"
 #include "headroom/probe/probe_protocol.h"
 

@@ -5,7 +5,7 @@
 #include "chart.h"
 #include "guiutil.h"
 
-#include "headroom/error.h"
+#include "headroom/base/error.h"
 #include "headroom/memory/engine.h"
 #include "headroom/probe/measurement.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // The PDF report's charts: the GUI's own chart classes (chart.h), filled from the report and painted as
 // vectors into a box of the page.
-#include "headroom/report/format.h"
+#include "headroom/base/format.h"
 
 #include <QRectF>
 

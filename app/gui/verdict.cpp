@@ -1,6 +1,7 @@
 #include "verdict.h"
 
 #include <QEvent>
+#include "headroom/memory/finetune_summary.h"
 
 namespace gui {
 

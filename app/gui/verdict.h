@@ -4,6 +4,7 @@
 #include "guiutil.h"
 
 #include "headroom/report/report.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QLabel>
 

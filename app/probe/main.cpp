@@ -3,7 +3,7 @@
 #include "libraries.h"
 #include "replay.h"
 
-#include "headroom/error.h"
+#include "headroom/base/error.h"
 #include "headroom/headroom_config.h"
 #include "headroom/probe/probe_protocol.h"
 

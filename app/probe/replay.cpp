@@ -1,6 +1,6 @@
 #include "replay.h"
 
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 
 #include <cuda_runtime_api.h>
 

@@ -23,7 +23,7 @@ What is measured, and how it lines up with Headroom's figures:
   state and activations); max_memory_reserved is comparable with "reserved_peak" (the caching allocator model).
 - Dropout layers are set to p=0: the ONNX exports contain no Dropout nodes (they were exported in eval mode),
   so Headroom models the network without dropout masks. BatchNorm stays in training mode.
-- zero_grad(set_to_none=True), as in DESIGN.md "Timeline and peak".
+- zero_grad(set_to_none=True), as in docs/DESIGN.md "Timeline and peak".
 - context_bytes: device memory in use (torch.cuda.mem_get_info) minus memory_reserved() right after CUDA
   initialisation and cuBLAS/cuDNN warm-up; the probe's context figure excludes the library handles, so
   compare with context_bytes + cublas/cudnn figures of the probe.

@@ -6,7 +6,7 @@
 #include "toplayerschart.h"
 
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QApplication>

@@ -9,7 +9,7 @@
 #include "session.h"
 #include "verdict.h"
 
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <nlohmann/json.hpp>

@@ -10,8 +10,9 @@
 #include "verdict.h"
 
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QCheckBox>
 #include <QTabWidget>

@@ -3,7 +3,7 @@
 #include "layertreemodel.h"
 
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 #include "../core/vit_fixture.h"
 

@@ -5,7 +5,7 @@
 #include "../core/vit_fixture.h"
 
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QApplication>

@@ -2,8 +2,8 @@
 // loop keeps running, and a canned measurement fills the table beside the theory.
 #include "probepage.h"
 
-#include "headroom/report/format.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/format.h"
+#include "headroom/load/loader.h"
 
 #include <QComboBox>
 #include <QLabel>

@@ -4,7 +4,7 @@
 // configuration's report is ever shown.
 #include "session.h"
 
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
 #include "headroom/report/report.h"
 

@@ -4,7 +4,7 @@
 #include "logslider.h"
 
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QApplication>

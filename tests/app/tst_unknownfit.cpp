@@ -3,7 +3,7 @@
 #include "pdfreport.h"
 #include "verdict.h"
 
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QApplication>

@@ -3,7 +3,7 @@
 //   build/<dir>/tests/bench_engine --benchmark_min_time=0.5
 #include "headroom/memory/engine.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
 
 #include <benchmark/benchmark.h>

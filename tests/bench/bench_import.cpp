@@ -1,6 +1,6 @@
 // Import benchmarks (docs/BENCHMARKS.md "Import"): targets resnet50 < 100 ms, 10k-node transformer < 1 s,
 // every tensor size for a new batch < 1 ms.
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 #include "headroom/import/synthetic.h"
 

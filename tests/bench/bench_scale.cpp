@@ -5,9 +5,9 @@
 //   build/release/tests/bench_scale --write DIR   writes chain_<N>.onnx and transformer_<N>.onnx for the CLI
 //     (headroom-cli DIR/chain_20k.onnx --batch 8 --set seq=128 --bench 20)
 #include "headroom/memory/engine.h"
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
 
 #include <benchmark/benchmark.h>

@@ -5,7 +5,7 @@
 // allocator).
 //   build/release/tests/bench_search --benchmark_min_time=0.5
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
 #include "headroom/memory/engine.h"
 #include "headroom/report/report.h"

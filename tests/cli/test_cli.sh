@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of headroom-cli as users and scripts call it: exit codes, --help/--version, the JSON
-# contract of DESIGN.md, and one-line errors that name the file.
+# contract of docs/DESIGN.md, and one-line errors that name the file.
 set -u
 cli=$1; data=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

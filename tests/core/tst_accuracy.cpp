@@ -3,7 +3,7 @@
 //  peak - weights     within 10 % of peak_train_step.peak_bytes_above_baseline.
 // HEADROOM_ACCURACY_TABLE=1 prints the Markdown table of docs/ACCURACY.md.
 #include "headroom/memory/engine.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

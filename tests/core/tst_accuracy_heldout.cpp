@@ -6,7 +6,7 @@
 //  peak - weights     within 10 % of peak_train_step.peak_bytes_above_baseline.
 // The table of every point (Markdown, for docs/ACCURACY.md) is printed with qInfo at the end.
 #include "headroom/memory/engine.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // The caching-allocator model against hand-written traces whose figures follow from the rules of
 // c10/cuda/CUDACachingAllocator.cpp (constants and rules are quoted in docs/ACCURACY-allocator.md).
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // Bad input never crashes or hangs: a one-line Error "<file>: <problem>" or a warning naming the node.
-#include "headroom/error.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/error.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 

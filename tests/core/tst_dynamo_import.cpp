@@ -2,7 +2,7 @@
 // names, sequence ops, Shape start/end, value_info dim expressions, and no verdict while sizes are unknown.
 #include "headroom/memory/engine.h"
 #include "headroom/memory/kvcache.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/hardware/multigpu.h"
 #include "headroom/report/report.h"
 #include "headroom/shapes/shapes.h"

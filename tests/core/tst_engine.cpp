@@ -1,5 +1,5 @@
 // The memory engine on tiny hand-built models, against values computed by hand.
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 #include "headroom/memory/engine.h"
 
 #include <QTest>

@@ -1,7 +1,7 @@
 // The exports carry the engine's numbers: the Netron attachment parses as JSON and has a metric for every
 // node (matched by the node's name in the file), and the CSV has the JSON's layer rows, byte for byte.
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QTest>

@@ -9,7 +9,7 @@
 // HEADROOM_GPU_TABLE=1 prints the Markdown tables of docs/ACCURACY.md's GPU section.
 #include "headroom/memory/engine.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

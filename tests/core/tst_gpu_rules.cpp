@@ -11,7 +11,7 @@
 // torchvision's ReLUs are inplace=True except in the checkpoint runs. HEADROOM_GPU_TABLE=1 prints the
 // Markdown table of docs/ACCURACY.md.
 #include "headroom/memory/engine.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

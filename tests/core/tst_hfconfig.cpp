@@ -1,9 +1,9 @@
 // A Hugging Face config.json opened as a model: parameter counts against the published totals, the
 // llama_small config against its dynamo export (same engine) and against the H100 measurement, bad input.
 #include "headroom/memory/engine.h"
-#include "headroom/error.h"
+#include "headroom/base/error.h"
 #include "headroom/import/hfconfig.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTemporaryDir>
 #include <QTest>

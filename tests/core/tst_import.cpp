@@ -1,6 +1,6 @@
 // Import acceptance: trainable params and buffers equal PyTorch's truth for every corpus model.
-#include "headroom/error.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/error.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 

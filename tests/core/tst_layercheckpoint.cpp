@@ -2,7 +2,7 @@
 // is recomputed once before its backward, nothing after the layers is; the saved set collapses to the layer
 // inputs plus what the final norm, lm_head and loss keep.
 #include "headroom/memory/engine.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTest>
 

@@ -1,6 +1,7 @@
 // The layer tree mirrors the exporter's module scopes and aggregates parameters.
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/memory/layercost.h"
+#include "headroom/report/layer_tree.h"
 #include "onnx_fixture.h"
 #include "vit_fixture.h"
 

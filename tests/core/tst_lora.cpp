@@ -3,9 +3,10 @@
 //  trainable parameters exact; activations_saved within 3 %; the forward + backward peak above the level
 //  before it (weights, optimizer state and input excluded) within 10 %.
 #include "headroom/memory/engine.h"
-#include "headroom/error.h"
+#include "headroom/base/error.h"
 #include "headroom/import/hfconfig.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // --compare's reader: gpu_truth.py JSON lines (the line matching the configuration) and PyTorch memory
 // snapshots saved as JSON (peaks rebuilt from the trace), with one-line errors naming the file.
-#include "headroom/error.h"
+#include "headroom/base/error.h"
 #include "headroom/probe/measurement.h"
 
 #include <QTemporaryDir>

@@ -3,7 +3,7 @@
 // aliases and fused units are not counted again, so they add up to at most the peak and every layer's
 // share stays at or under 100 %.
 #include "headroom/memory/engine.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // The probe protocol: plan and result JSON round trips, one-line errors on malformed documents, the
 // theory-side helpers against hand-computed values, and makeProbePlan on corpus models.
-#include "headroom/error.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/error.h"
+#include "headroom/load/loader.h"
 #include "headroom/probe/probe_protocol.h"
 
 #include <QTest>

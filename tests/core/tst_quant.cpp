@@ -2,7 +2,8 @@
 // double quantization of the absmax with blocksize 256), LLM.int8 weights, the modules quantized (every
 // Linear but the output layer) on a Llama-3-8B config, and 8-bit Adam's blockwise state.
 #include "headroom/memory/engine.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QTest>
 

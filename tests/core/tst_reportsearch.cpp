@@ -2,9 +2,9 @@
 // computation gives. The reference here is that plain computation, assembled from the public functions
 // the way the report did it before: a plan per search, full evaluations, every allocator replay run to
 // its end. And a report that is cancelled says so and carries no curves or advice.
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QTest>

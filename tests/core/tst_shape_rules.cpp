@@ -1,7 +1,7 @@
 // The shape-rule registry, one op at a time: a one- or two-node graph with a symbolic batch N, its output's dims
 // at N = 3 against dims computed by hand from the ONNX operator spec (onnx/docs/Operators.md), and the one-line
 // reason when a node cannot be sized.
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 

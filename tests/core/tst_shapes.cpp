@@ -1,5 +1,5 @@
 // Shapes acceptance: every tensor concrete at batch 1/8 (seq 16/64), outputs exact, fitted == fresh.
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 #include "headroom/import/synthetic.h"
 #include "onnx_fixture.h"

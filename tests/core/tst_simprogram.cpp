@@ -4,9 +4,9 @@
 // those decisions (broadcast gradients, transposes of size-1 dims that stay contiguous), and the sequence
 // goes back and forth so that recorded programs are reused, not only recorded.
 #include "headroom/memory/engine.h"
-#include "headroom/hardware/allocator.h"
+#include "headroom/memory/allocator.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/import/loader.h"
+#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
 
 #include <QTest>

@@ -1,4 +1,4 @@
-#include "headroom/shapes/symexpr.h"
+#include "headroom/base/symexpr.h"
 
 #include <QtTest>
 

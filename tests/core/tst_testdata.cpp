@@ -1,6 +1,6 @@
 // Every model.onnx of Debian's libonnx-testdata loads without a crash or hang (errors must be clean).
-#include "headroom/error.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/error.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 
 #include <QtTest>

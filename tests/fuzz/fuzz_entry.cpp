@@ -1,8 +1,8 @@
 // Shared by the libFuzzer harness (fuzz_loader.cpp) and the ctest smoke run (tests/core/tst_fuzzsmoke.cpp).
 #include "fuzz_entry.h"
 
-#include "headroom/error.h"
-#include "headroom/import/loader.h"
+#include "headroom/base/error.h"
+#include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
 
 #include <string_view>

@@ -1,0 +1,54 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headroom {
+
+// LoRA as PEFT runs it (peft/tuners/lora/layer.py Linear.forward):
+//   result = base_layer(x) + lora_B(lora_A(lora_dropout(x))) * (lora_alpha / r)
+struct LoraSpec {
+    int r = 0;                          // 0: no adapters
+    double alpha = 8;
+    double dropout = 0;
+    std::vector<std::string> targets;   // module-name suffixes; {"all-linear"}; empty: PEFT's default
+    // The adapters' dtype: "fp32" (PEFT >= 0.12, autocast_adapter_dtype=True), or "bf16"/"fp16"
+    // (autocast_adapter_dtype=False on a 16-bit model, or the adapters cast after get_peft_model)
+    std::string dtype = "fp32";
+    bool operator==(const LoraSpec&) const = default;
+};
+// Bytes per adapter element: 4 for fp32, 2 for bf16/fp16.
+int loraAdapterBytes(const LoraSpec& spec) noexcept;
+
+// bitsandbytes weight quantization of every Linear but the output embedding.
+enum class Quant : uint8_t { None, NF4, FP4, Int8 };
+
+struct FineTune {
+    LoraSpec lora;
+    Quant quant = Quant::None;
+    bool doubleQuant = false;           // bnb_4bit_use_double_quant
+    int computeBytes = 2;               // bnb_4bit_compute_dtype: 2 (bf16/fp16) or 4 (fp32)
+    std::string computeDtype = "bf16";
+    bool kbitPrep = true;               // prepare_model_for_kbit_training (with --quant)
+    bool layerCheckpoint = false;       // HF gradient_checkpointing_enable(): one checkpoint per decoder layer
+    bool operator==(const FineTune&) const = default;
+};
+
+std::string_view toString(Quant q) noexcept;
+std::optional<Quant> parseQuant(std::string_view s) noexcept;
+// "r=16,alpha=32,dropout=0.05,targets=q_proj,v_proj" (targets last: its value runs to the end, comma
+// separated). Returns the error text on bad input.
+std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out);
+// Freeze patterns that leave only the adapters trainable (engine: a "!pattern" un-freezes).
+std::vector<std::string> loraFreezePatterns();
+
+// bitsandbytes functional.py quantize_4bit: ceil(n/2) packed bytes + one fp32 absmax per 64-value block;
+// with compress_statistics (double quant) the absmax is quantized to 1 byte per block plus one fp32 scale
+// per 256 blocks (QuantState.state2; its 256-entry code book is shared and ignored here).
+int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept;
+// Linear8bitLt (LLM.int8): int8 weight + one fp32 scale per output row (SCB).
+int64_t quant8bitBytes(int64_t numel, int64_t rows) noexcept;
+
+} // namespace headroom

@@ -1,0 +1,134 @@
+// Parsing and the byte formulas of finetune.h.
+#include "headroom/base/finetune.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace headroom {
+
+std::string_view toString(Quant q) noexcept
+{
+    switch (q) {
+    case Quant::NF4: return "nf4";
+    case Quant::FP4: return "fp4";
+    case Quant::Int8: return "int8";
+    default: return "none";
+    }
+}
+
+std::optional<Quant> parseQuant(std::string_view s) noexcept
+{
+    if (s == "nf4") return Quant::NF4;
+    if (s == "fp4") return Quant::FP4;
+    if (s == "int8") return Quant::Int8;
+    if (s == "none") return Quant::None;
+    return std::nullopt;
+}
+
+namespace {
+std::optional<double> number(std::string_view v)
+{
+    const std::string s(v);
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size())
+        return std::nullopt;
+    return d;
+}
+} // namespace
+
+std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
+{
+    LoraSpec spec;
+    spec.r = 8; // LoraConfig defaults: r=8, lora_alpha=8, lora_dropout=0
+    spec.alpha = 8;
+    size_t p = 0;
+    while (p < text.size()) {
+        size_t comma = text.find(',', p);
+        std::string_view item = text.substr(p, comma == std::string_view::npos ? std::string_view::npos : comma - p);
+        const size_t eq = item.find('=');
+        if (eq == std::string_view::npos)
+            return "expected KEY=VALUE, got '" + std::string(item) + "'";
+        const std::string_view key = item.substr(0, eq), val = item.substr(eq + 1);
+        if (key == "targets") {
+            // the rest of the text: module names separated by commas
+            std::string_view rest = text.substr(p + eq + 1);
+            size_t q = 0;
+            while (q <= rest.size()) {
+                size_t c = rest.find(',', q);
+                if (c == std::string_view::npos)
+                    c = rest.size();
+                if (c > q)
+                    spec.targets.emplace_back(rest.substr(q, c - q));
+                q = c + 1;
+            }
+            if (spec.targets.empty())
+                return std::string("targets= needs module names (q_proj,v_proj) or all-linear");
+            break;
+        }
+        if (key == "dtype") {
+            // PEFT >= 0.12 keeps adapters in fp32 (autocast_adapter_dtype=True); 16-bit adapters are
+            // autocast_adapter_dtype=False on a 16-bit model, or adapters cast after get_peft_model
+            if (val == "fp32" || val == "float32")
+                spec.dtype = "fp32";
+            else if (val == "bf16" || val == "bfloat16")
+                spec.dtype = "bf16";
+            else if (val == "fp16" || val == "float16")
+                spec.dtype = "fp16";
+            else
+                return "dtype=" + std::string(val) + ": expected fp32, bf16 or fp16";
+        } else if (key == "r" || key == "alpha" || key == "dropout") {
+            const auto v = number(val);
+            if (!v)
+                return "'" + std::string(key) + "' needs a number, got '" + std::string(val) + "'";
+            if (key == "r") {
+                if (*v < 1 || *v > 65536 || *v != static_cast<int>(*v))
+                    return std::string("r must be a positive integer");
+                spec.r = static_cast<int>(*v);
+            } else if (key == "alpha") {
+                spec.alpha = *v;
+            } else {
+                if (*v < 0 || *v >= 1)
+                    return std::string("dropout must lie in [0, 1)");
+                spec.dropout = *v;
+            }
+        } else {
+            return "unknown key '" + std::string(key) + "' (r, alpha, dropout, dtype, targets)";
+        }
+        if (comma == std::string_view::npos)
+            break;
+        p = comma + 1;
+    }
+    out = spec;
+    return std::nullopt;
+}
+
+int loraAdapterBytes(const LoraSpec& spec) noexcept
+{
+    return spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4;
+}
+
+std::vector<std::string> loraFreezePatterns()
+{
+    // PEFT's mark_only_lora_as_trainable (bias="none"): every base parameter frozen, lora_A/lora_B trained
+    return {"*", "!*lora_A*", "!*lora_B*"};
+}
+
+int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept
+{
+    if (numel <= 0)
+        return 0;
+    const int64_t blocks = (numel + 63) / 64;          // blocksize 64 (Linear4bit's default)
+    const int64_t packed = (numel + 1) / 2;            // two 4-bit codes per byte
+    if (!doubleQuant)
+        return packed + 4 * blocks;                    // fp32 absmax per block
+    const int64_t blocks2 = (blocks + 255) / 256;      // nested blocksize 256
+    return packed + blocks + 4 * blocks2;              // uint8 absmax + fp32 absmax2 per 256 blocks
+}
+
+int64_t quant8bitBytes(int64_t numel, int64_t rows) noexcept
+{
+    return numel <= 0 ? 0 : numel + 4 * rows;
+}
+
+} // namespace headroom

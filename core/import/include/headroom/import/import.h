@@ -1,0 +1,52 @@
+#pragma once
+// Import's entry points for the loader (load/): ONNX bytes -> Model and the graph the shape stage fits;
+// after the shapes, the layer tree.
+#include "headroom/base/finetune.h"
+#include "headroom/import/model.h"
+#include "headroom/import/shape_graph.h"
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace headroom {
+
+struct LoadOptions {
+    // Symbol values known before load (CLI --batch/--set); others get defaults. Unknown names: warning.
+    std::vector<std::pair<std::string, int64_t>> symbolValues;
+    // Progress 0..1 and cancellation for the GUI's loader thread; both optional.
+    std::function<void(double fraction, std::string_view stage)> progress;
+    const std::atomic<bool>* cancel = nullptr;
+    // LoRA adapters inserted into the graph before import (r = 0: none); freeze with loraFreezePatterns().
+    LoraSpec lora;
+};
+
+namespace detail {
+
+constexpr int64_t kMaxOnnxBytes = int64_t(INT_MAX); // protobuf cannot parse one message beyond 2 GiB
+
+inline void reportProgress(const LoadOptions& o, double fraction, std::string_view stage)
+{
+    if (o.progress)
+        o.progress(fraction, stage);
+}
+
+struct ImportedModel {
+    Model model;                        // shapes not fitted yet
+    std::shared_ptr<ShapeGraph> graph;  // what shapes/ fits
+};
+// Parses `bytes` (an ONNX ModelProto), applies LoRA, imports nodes and tensors, names symbols, classifies
+// tensors and assigns module paths. Throws headroom::Error("<file>: ...").
+ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder, const LoadOptions& options);
+
+// The layer tree from module paths (after the shapes are fitted: shape computations are found by size).
+void buildLayerTree(Model& model);
+
+} // namespace detail
+} // namespace headroom

@@ -1,0 +1,638 @@
+// A Hugging Face config.json -> the ONNX graph its modeling_*.py runs in training mode (eager attention,
+// the way `torch.onnx.export` writes it), so the loader, the layer tree and the engine treat it like an
+// exported file. Module paths follow the model's named_modules() (`model.layers.3.self_attn.q_proj`).
+#include "headroom/import/hfconfig.h"
+
+#include "headroom/base/error.h"
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace headroom {
+namespace {
+
+using json = nlohmann::json;
+
+class Graph
+{
+public:
+    explicit Graph(onnx::GraphProto* g) : m_g(g) {}
+
+    // One node named `scope/op[_k]`; returns its outputs.
+    std::vector<std::string> nodes(const std::string& op, const std::string& scope, const std::vector<std::string>& in,
+                                   int outputs = 1)
+    {
+        const std::string base = scope + "/" + op;
+        const int k = m_count[base]++;
+        const std::string name = k == 0 ? base : base + "_" + std::to_string(k);
+        onnx::NodeProto* n = m_g->add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (const std::string& i : in)
+            n->add_input(i);
+        std::vector<std::string> out;
+        for (int o = 0; o < outputs; ++o) {
+            out.push_back(name + "_output_" + std::to_string(o));
+            n->add_output(out.back());
+        }
+        m_last = n;
+        return out;
+    }
+    std::string node(const std::string& op, const std::string& scope, const std::vector<std::string>& in)
+    {
+        return nodes(op, scope, in)[0];
+    }
+    void attrInt(const std::string& name, int64_t v)
+    {
+        auto* a = m_last->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+    void attrInts(const std::string& name, const std::vector<int64_t>& v)
+    {
+        auto* a = m_last->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t x : v)
+            a->add_ints(x);
+    }
+    void attrFloat(const std::string& name, double v)
+    {
+        auto* a = m_last->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::FLOAT);
+        a->set_f(static_cast<float>(v));
+    }
+    void attrString(const std::string& name, const std::string& v)
+    {
+        auto* a = m_last->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(v);
+    }
+
+    std::string ints(const std::vector<int64_t>& v, bool scalar = false)
+    {
+        onnx::TensorProto* t = constant();
+        t->set_data_type(onnx::TensorProto::INT64);
+        if (!scalar)
+            t->add_dims(static_cast<int64_t>(v.size()));
+        for (int64_t x : v)
+            t->add_int64_data(x);
+        return t->name();
+    }
+    std::string boolean(bool v)
+    {
+        onnx::TensorProto* t = constant();
+        t->set_data_type(onnx::TensorProto::BOOL);
+        t->add_int32_data(v ? 1 : 0);
+        return t->name();
+    }
+    std::string scalar(double v)
+    {
+        onnx::TensorProto* t = constant();
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        t->add_float_data(static_cast<float>(v));
+        return t->name();
+    }
+    // A trained tensor: dims only, its bytes live in an external file that is not there.
+    std::string weight(const std::string& name, const std::vector<int64_t>& dims)
+    {
+        onnx::TensorProto* t = m_g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        for (int64_t d : dims)
+            t->add_dims(d);
+        t->set_data_location(onnx::TensorProto::EXTERNAL);
+        auto* loc = t->add_external_data();
+        loc->set_key("location");
+        loc->set_value("config.json.weights");
+        return name;
+    }
+
+private:
+    // Shape pieces and scalars as Constant nodes, as torch.onnx writes them: constants, not buffers.
+    onnx::TensorProto* constant()
+    {
+        onnx::NodeProto* n = m_g->add_node();
+        n->set_op_type("Constant");
+        const std::string name = "Constant_" + std::to_string(m_consts++);
+        n->set_name(name);
+        n->add_output(name + "_output_0");
+        onnx::AttributeProto* a = n->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_name(name + "_output_0");
+        return a->mutable_t();
+    }
+    onnx::GraphProto* m_g;
+    onnx::NodeProto* m_last = nullptr;
+    std::map<std::string, int> m_count;
+    int m_consts = 0;
+};
+
+int64_t need(const json& j, const char* key, const std::string& file)
+{
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        throw Error(file + ": config.json has no '" + key + "'");
+    if (!it->is_number_integer() || it->get<int64_t>() <= 0)
+        throw Error(file + ": config.json's '" + key + "' is not a positive integer");
+    return it->get<int64_t>();
+}
+
+int64_t optional(const json& j, const char* key, int64_t fallback, const std::string& file)
+{
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        return fallback;
+    return need(j, key, file);
+}
+
+double number(const json& j, const char* key, double fallback)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+bool flag(const json& j, const char* key, bool fallback)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+struct Builder {
+    const HfArch& a;
+    Graph& g;
+    double eps;
+    double ropeTheta;
+    double dropout;                 // gpt2's resid/embd/attn dropout (training mode)
+    std::string cos, sin, mask;     // shared by every layer
+
+    std::string dropoutOf(const std::string& x, const std::string& scope)
+    {
+        if (dropout <= 0)
+            return x;
+        // training-mode nn.Dropout: keeps a 1-byte mask for backward (derivatives.yaml native_dropout)
+        return g.node("Dropout", scope, {x, g.scalar(dropout), g.boolean(true)});
+    }
+
+    // Linear as torch.onnx writes it: MatMul with the transposed weight (+ Add of the bias).
+    std::string linear(const std::string& x, const std::string& module, int64_t in, int64_t out, bool bias)
+    {
+        const std::string scope = "/" + dotsToPath(module);
+        std::string y = g.node("MatMul", scope, {x, g.weight(module + ".weight", {in, out})});
+        if (bias)
+            y = g.node("Add", scope, {g.weight(module + ".bias", {out}), y});
+        return y;
+    }
+
+    static std::string dotsToPath(const std::string& module)
+    {
+        // "model.layers.3.self_attn" -> "model/layers.3/self_attn": a ModuleList index stays with its name,
+        // as torch.onnx scopes do.
+        std::string r;
+        std::istringstream in(module);
+        std::string part;
+        while (std::getline(in, part, '.')) {
+            const bool index = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+            r += index ? "." + part : (r.empty() ? "" : "/") + part;
+        }
+        return r;
+    }
+
+    // LlamaRMSNorm: weight * (x * rsqrt(mean(x^2) + eps)); GemmaRMSNorm multiplies by (1 + weight).
+    std::string rmsNorm(const std::string& x, const std::string& module, int64_t dim)
+    {
+        const std::string s = "/" + dotsToPath(module);
+        const std::string p = g.node("Pow", s, {x, g.scalar(2.0)});
+        const std::string m = g.node("ReduceMean", s, {p, g.ints({-1})});
+        const std::string r = g.node("Reciprocal", s, {g.node("Sqrt", s, {g.node("Add", s, {m, g.scalar(eps)})})});
+        const std::string n = g.node("Mul", s, {x, r});
+        const std::string w = g.weight(module + ".weight", {dim});
+        // Gemma: n * (1 + w), written n * w + n so the weight stays a Mul operand (a parameter) for the importer
+        if (a.modelType == "gemma" || a.modelType == "gemma2")
+            return g.node("Add", s, {g.node("Mul", s, {n, w}), n});
+        return g.node("Mul", s, {w, n});
+    }
+
+    std::string layerNorm(const std::string& x, const std::string& module, int64_t dim)
+    {
+        const std::string s = "/" + dotsToPath(module);
+        const std::string y = g.node("LayerNormalization", s,
+                                     {x, g.weight(module + ".weight", {dim}), g.weight(module + ".bias", {dim})});
+        g.attrInt("axis", -1);
+        g.attrFloat("epsilon", eps);
+        return y;
+    }
+
+    // [B, T, n*d] -> [B, n, T, d]
+    std::string heads(const std::string& x, const std::string& scope, int64_t n, const std::string& normModule = {})
+    {
+        std::string v = g.node("Reshape", scope, {x, g.ints({0, 0, n, a.headDim})});
+        if (!normModule.empty())
+            v = rmsNorm(v, normModule, a.headDim); // Qwen3: q_norm/k_norm over head_dim, before the transpose
+        v = g.node("Transpose", scope, {v});
+        g.attrInts("perm", {0, 2, 1, 3});
+        return v;
+    }
+
+    // apply_rotary_pos_emb: x * cos + rotate_half(x) * sin
+    std::string rotary(const std::string& x, const std::string& scope)
+    {
+        const int64_t h = a.headDim / 2;
+        const std::string x1 = g.node("Slice", scope, {x, g.ints({0}), g.ints({h}), g.ints({3})});
+        const std::string x2 = g.node("Slice", scope, {x, g.ints({h}), g.ints({a.headDim}), g.ints({3})});
+        const std::string rot = g.node("Concat", scope, {g.node("Neg", scope, {x2}), x1});
+        g.attrInt("axis", -1);
+        return g.node("Add", scope, {g.node("Mul", scope, {x, cos}), g.node("Mul", scope, {rot, sin})});
+    }
+
+    // repeat_kv: [B, kv, T, d] -> [B, kv*rep, T, d] by expand + reshape (a no-op when rep == 1).
+    std::string repeatKv(const std::string& x, const std::string& scope, const std::string& batch, const std::string& seq)
+    {
+        const int64_t rep = a.heads / a.kvHeads;
+        if (rep == 1)
+            return x;
+        const std::string u = g.node("Unsqueeze", scope, {x, g.ints({2})});
+        const std::string shape = g.node("Concat", scope, {batch, g.ints({a.kvHeads, rep}), seq, g.ints({a.headDim})});
+        g.attrInt("axis", 0);
+        const std::string e = g.node("Expand", scope, {u, shape});
+        return g.node("Reshape", scope, {e, g.ints({0, a.heads, -1, a.headDim})});
+    }
+
+    std::string softcap(const std::string& x, const std::string& scope, double cap)
+    {
+        // Gemma 2: tanh(x / cap) * cap; tanh keeps its result for backward
+        const std::string t = g.node("Tanh", scope, {g.node("Div", scope, {x, g.scalar(cap)})});
+        return g.node("Mul", scope, {t, g.scalar(cap)});
+    }
+
+    std::string attention(const std::string& q, const std::string& k, const std::string& v, const std::string& scope,
+                          double scaling)
+    {
+        const std::string kt = g.node("Transpose", scope, {k});
+        g.attrInts("perm", {0, 1, 3, 2});
+        std::string w = g.node("Mul", scope, {g.node("MatMul", scope, {q, kt}), g.scalar(scaling)});
+        if (a.attnSoftcap > 0)
+            w = softcap(w, scope, a.attnSoftcap);
+        w = g.node("Softmax", scope, {g.node("Add", scope, {w, mask})});
+        g.attrInt("axis", -1);
+        w = dropoutOf(w, scope + "/attn_dropout");
+        std::string o = g.node("Transpose", scope, {g.node("MatMul", scope, {w, v})});
+        g.attrInts("perm", {0, 2, 1, 3});
+        return g.node("Reshape", scope, {o, g.ints({0, 0, -1})});
+    }
+};
+
+
+std::string lower(std::string s)
+{
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+void addInput(onnx::GraphProto* gp)
+{
+    auto* in = gp->add_input();
+    in->set_name("input_ids");
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::INT64);
+    tt->mutable_shape()->add_dim()->set_dim_param("batch");
+    tt->mutable_shape()->add_dim()->set_dim_param("seq");
+}
+
+} // namespace
+
+bool isHfConfigPath(const std::string& path)
+{
+    std::error_code ec;
+    const std::filesystem::path p(path);
+    if (std::filesystem::is_directory(p, ec))
+        return std::filesystem::is_regular_file(p / "config.json", ec);
+    return lower(p.extension().string()) == ".json";
+}
+
+std::vector<std::string> peftDefaultTargets(std::string_view t)
+{
+    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
+    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" || t == "qwen3"
+        || t == "gemma" || t == "gemma2")
+        return {"q_proj", "v_proj"};
+    if (t == "phi3")
+        return {"qkv_proj"};
+    if (t == "gpt2")
+        return {"c_attn"};
+    return {};
+}
+
+HfArch parseHfConfig(std::string_view text, const std::string& file)
+{
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception& e) {
+        throw Error(file + ": not a valid JSON file (" + std::string(e.what()) + ")");
+    }
+    if (!j.is_object())
+        throw Error(file + ": not a Hugging Face config.json (the top level is not an object)");
+    if (!j.contains("model_type") || !j["model_type"].is_string())
+        throw Error(file + ": not a Hugging Face config.json (no 'model_type')");
+    HfArch a;
+    a.modelType = j["model_type"].get<std::string>();
+    const std::string& t = a.modelType;
+    if (t == "gpt2") {
+        a.hidden = need(j, "n_embd", file);
+        a.layers = need(j, "n_layer", file);
+        a.heads = need(j, "n_head", file);
+        a.kvHeads = a.heads;
+        a.intermediate = optional(j, "n_inner", 4 * a.hidden, file);
+        a.positions = need(j, "n_positions", file);
+        a.vocab = need(j, "vocab_size", file);
+        a.tied = flag(j, "tie_word_embeddings", true); // PretrainedConfig's default
+        a.normEps = number(j, "layer_norm_epsilon", 1e-5);
+        // GPT2Config's default dropout 0.1 (embd/attn/resid); one rate for all three unless they differ
+        a.dropout = number(j, "resid_pdrop", 0.1);
+    } else if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "gemma2"
+               || t == "phi3") {
+        a.hidden = need(j, "hidden_size", file);
+        a.intermediate = need(j, "intermediate_size", file);
+        a.layers = need(j, "num_hidden_layers", file);
+        a.heads = need(j, "num_attention_heads", file);
+        a.kvHeads = optional(j, "num_key_value_heads", a.heads, file);
+        a.vocab = need(j, "vocab_size", file);
+        // each modeling file's config default: Gemma ties the head to the embedding, the others do not
+        a.tied = flag(j, "tie_word_embeddings", t == "gemma" || t == "gemma2");
+        a.oBias = t != "qwen2" && flag(j, "attention_bias", false);
+        a.qkvBias = t == "qwen2" || a.oBias;
+        a.normEps = number(j, "rms_norm_eps", 1e-6);
+        a.ropeTheta = number(j, "rope_theta", 10000.0);
+        a.qkNorm = t == "qwen3";
+        a.gemmaNorms = t == "gemma2";
+        a.attnSoftcap = t == "gemma2" ? number(j, "attn_logit_softcapping", 0) : 0;
+        a.finalSoftcap = t == "gemma2" ? number(j, "final_logit_softcapping", 0) : 0;
+    } else if (t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe" || t == "deepseek_v2" || t == "deepseek_v3") {
+        throw Error(file + ": not supported yet: " + t + " (mixture of experts: per-expert routing is not modelled)");
+    } else {
+        throw Error(file + ": not supported yet: " + t);
+    }
+    a.headDim = optional(j, "head_dim", a.hidden / a.heads, file);
+    if (a.hidden % a.heads != 0 && !j.contains("head_dim"))
+        throw Error(file + ": hidden size " + std::to_string(a.hidden) + " is not a multiple of " + std::to_string(a.heads) + " heads");
+    if (a.heads % a.kvHeads != 0)
+        throw Error(file + ": " + std::to_string(a.heads) + " attention heads are not a multiple of "
+                    + std::to_string(a.kvHeads) + " key/value heads");
+    if (a.headDim % 2 != 0 && t != "gpt2")
+        throw Error(file + ": head_dim " + std::to_string(a.headDim) + " is odd; rotary embeddings need it even");
+    return a;
+}
+
+// input_ids' batch and seq as 1-D shape pieces, seq as a scalar, and the positions 0..seq-1.
+struct SeqShape {
+    std::string batch, seq, seqScalar, positions;
+};
+
+SeqShape seqShape(Graph& g)
+{
+    SeqShape s;
+    const std::string shape = g.node("Shape", "", {"input_ids"});
+    s.batch = g.node("Slice", "", {shape, g.ints({0}), g.ints({1})});
+    s.seq = g.node("Slice", "", {shape, g.ints({1}), g.ints({2})});
+    s.seqScalar = g.node("Squeeze", "", {s.seq, g.ints({0})});
+    s.positions = g.node("Range", "", {g.ints({0}, true), s.seqScalar, g.ints({1}, true)});
+    return s;
+}
+
+// The causal mask as the eager attention path adds it: [B, 1, T, T], 0 or the dtype's minimum.
+std::string causalMask(Graph& g, const SeqShape& ss)
+{
+    const std::string& positions = ss.positions;
+    const std::string &batch = ss.batch, &seq = ss.seq;
+    const std::string rows = g.node("Unsqueeze", "/mask", {positions, g.ints({1})});
+    const std::string cols = g.node("Unsqueeze", "/mask", {positions, g.ints({0})});
+    const std::string allowed = g.node("LessOrEqual", "/mask", {cols, rows});
+    const std::string m = g.node("Where", "/mask", {allowed, g.scalar(0.0), g.scalar(-3.4028234663852886e38)});
+    const std::string target = g.node("Concat", "/mask", {batch, g.ints({1}), seq, seq});
+    g.attrInt("axis", 0);
+    return g.node("Expand", "/mask", {m, target});
+}
+
+// LlamaRotaryEmbedding: inv_freq = 1 / theta^(arange(0, d, 2) / d) is a buffer, not a parameter;
+// cos/sin [B, T, d] are computed once per forward from position_ids and shared by every layer.
+void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
+{
+    const HfArch& a = b.a;
+    Graph& g = b.g;
+    const std::string& positions = ss.positions;
+    const std::string &batch = ss.batch, &seq = ss.seq;
+    const std::string s = "/" + root + "/rotary_emb";
+    const std::string even = g.node("Range", s, {g.ints({0}, true), g.ints({a.headDim}, true), g.ints({2}, true)});
+    const std::string evenF = g.node("Cast", s, {even});
+    g.attrInt("to", onnx::TensorProto::FLOAT);
+    const std::string e = g.node("Div", s, {evenF, g.scalar(static_cast<double>(a.headDim))});
+    std::string inv = g.node("Reciprocal", s, {g.node("Pow", s, {g.scalar(b.ropeTheta), e})});
+    inv = g.node("Reshape", s, {inv, g.ints({1, a.headDim / 2, 1})});
+    const std::string invShape = g.node("Concat", s, {batch, g.ints({a.headDim / 2, 1})});
+    g.attrInt("axis", 0);
+    inv = g.node("Expand", s, {inv, invShape});
+    std::string pos = g.node("Cast", s, {positions});
+    g.attrInt("to", onnx::TensorProto::FLOAT);
+    pos = g.node("Unsqueeze", s, {pos, g.ints({0, 1})});
+    const std::string posShape = g.node("Concat", s, {batch, g.ints({1}), seq});
+    g.attrInt("axis", 0);
+    pos = g.node("Expand", s, {pos, posShape});
+    std::string freqs = g.node("Transpose", s, {g.node("MatMul", s, {inv, pos})});
+    g.attrInts("perm", {0, 2, 1});
+    const std::string emb = g.node("Concat", s, {freqs, freqs});
+    g.attrInt("axis", -1);
+    b.cos = g.node("Unsqueeze", s, {g.node("Cos", s, {emb}), g.ints({1})});
+    b.sin = g.node("Unsqueeze", s, {g.node("Sin", s, {emb}), g.ints({1})});
+}
+
+// One GPT-2 block (modeling_gpt2.py GPT2Block): pre-LN attention with a fused c_attn, pre-LN MLP.
+std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& root)
+{
+    const HfArch& a = b.a;
+    Graph& g = b.g;
+    const std::string L = root + ".h." + std::to_string(l);
+    const std::string S = "/" + Builder::dotsToPath(L);
+    const std::string h = b.layerNorm(x, L + ".ln_1", a.hidden);
+    const std::string qkv = b.linear(h, L + ".attn.c_attn", a.hidden, 3 * a.hidden, true);
+    const auto parts = g.nodes("Split", S + "/attn", {qkv, g.ints({a.hidden, a.hidden, a.hidden})}, 3);
+    g.attrInt("axis", -1);
+    const std::string q = b.heads(parts[0], S + "/attn", a.heads);
+    const std::string k = b.heads(parts[1], S + "/attn", a.heads);
+    const std::string v = b.heads(parts[2], S + "/attn", a.heads);
+    const std::string o = b.attention(q, k, v, S + "/attn", 1.0 / std::sqrt(static_cast<double>(a.headDim)));
+    const std::string proj = b.dropoutOf(b.linear(o, L + ".attn.c_proj", a.hidden, a.hidden, true), S + "/attn/resid_dropout");
+    x = g.node("Add", S, {x, proj});
+    const std::string h2 = b.layerNorm(x, L + ".ln_2", a.hidden);
+    const std::string fc = b.linear(h2, L + ".mlp.c_fc", a.hidden, a.intermediate, true);
+    // NewGELUActivation, written out in Python: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+    const std::string s = S + "/mlp/act";
+    std::string inner = g.node("Mul", s, {g.node("Pow", s, {fc, g.scalar(3.0)}), g.scalar(0.044715)});
+    inner = g.node("Mul", s, {g.node("Add", s, {fc, inner}), g.scalar(std::sqrt(2.0 / M_PI))});
+    const std::string act = g.node("Mul", s, {g.node("Mul", s, {fc, g.scalar(0.5)}),
+                                              g.node("Add", s, {g.node("Tanh", s, {inner}), g.scalar(1.0)})});
+    const std::string down = b.dropoutOf(b.linear(act, L + ".mlp.c_proj", a.intermediate, a.hidden, true), S + "/mlp/dropout");
+    return g.node("Add", S, {x, down});
+}
+
+// One Llama-style decoder layer (Llama, Mistral, Qwen2/3, Gemma/Gemma 2, Phi-3): RMSNorm, attention with
+// rotary positions and grouped KV heads, gated MLP.
+std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string& root, const SeqShape& ss)
+{
+    const HfArch& a = b.a;
+    Graph& g = b.g;
+    const std::string &batch = ss.batch, &seq = ss.seq;
+    const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
+    const std::string L = root + ".layers." + std::to_string(l);
+    const std::string S = "/" + Builder::dotsToPath(L);
+    const std::string h = b.rmsNorm(x, L + ".input_layernorm", a.hidden);
+    const std::string A = L + ".self_attn";
+    const std::string AS = S + "/self_attn";
+    std::string q, k, v;
+    if (a.modelType == "phi3") {
+        const std::string qkv = b.linear(h, A + ".qkv_proj", a.hidden, qDim + 2 * kvDim, false);
+        const auto parts = g.nodes("Split", AS, {qkv, g.ints({qDim, kvDim, kvDim})}, 3);
+        g.attrInt("axis", -1);
+        q = b.heads(parts[0], AS, a.heads);
+        k = b.heads(parts[1], AS, a.kvHeads);
+        v = b.heads(parts[2], AS, a.kvHeads);
+    } else {
+        q = b.heads(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), AS, a.heads, a.qkNorm ? A + ".q_norm" : "");
+        k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads, a.qkNorm ? A + ".k_norm" : "");
+        v = b.heads(b.linear(h, A + ".v_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads);
+    }
+    q = b.rotary(q, AS);
+    k = b.rotary(k, AS);
+    k = b.repeatKv(k, AS, batch, seq);
+    v = b.repeatKv(v, AS, batch, seq);
+    // Gemma 2 scales by query_pre_attn_scalar^-0.5 (its configs set it to head_dim)
+    const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
+    std::string o = b.attention(q, k, v, AS, scaling);
+    o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
+    if (a.gemmaNorms)
+        o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
+    x = g.node("Add", S, {x, o});
+    const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"), a.hidden);
+    const std::string M = L + ".mlp";
+    const std::string MS = S + "/mlp";
+    std::string gate, up;
+    if (a.modelType == "phi3") {
+        const std::string gu = b.linear(h2, M + ".gate_up_proj", a.hidden, 2 * a.intermediate, false);
+        const auto parts = g.nodes("Split", MS, {gu, g.ints({a.intermediate, a.intermediate})}, 2);
+        g.attrInt("axis", -1);
+        gate = parts[0];
+        up = parts[1];
+    } else {
+        gate = b.linear(h2, M + ".gate_proj", a.hidden, a.intermediate, false);
+        up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
+    }
+    std::string act;
+    if (a.modelType == "gemma" || a.modelType == "gemma2") {
+        // gelu_pytorch_tanh: one F.gelu(approximate="tanh") call that keeps its input
+        act = g.node("Gelu", MS + "/act_fn", {gate});
+        g.attrString("approximate", "tanh");
+    } else {
+        // SiLU: x * sigmoid(x), as torch.onnx writes F.silu
+        act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
+    }
+    std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj",
+                                a.intermediate, a.hidden, false);
+    if (a.gemmaNorms)
+        down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
+    return g.node("Add", S, {x, down});
+}
+
+// The logits [batch, seq, vocab] as the graph's output.
+void addLogitsOutput(onnx::GraphProto* gp, const std::string& logits, int64_t vocab)
+{
+    auto* out = gp->add_output();
+    out->set_name(logits);
+    auto* ot = out->mutable_type()->mutable_tensor_type();
+    ot->set_elem_type(onnx::TensorProto::FLOAT);
+    ot->mutable_shape()->add_dim()->set_dim_param("batch");
+    ot->mutable_shape()->add_dim()->set_dim_param("seq");
+    ot->mutable_shape()->add_dim()->set_dim_value(vocab);
+}
+
+std::string buildHfModel(const HfArch& a, const std::string& file)
+{
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name(std::string(kHfConfigProducer));
+    model.set_producer_version("1");
+    auto* op = model.add_opset_import();
+    op->set_domain("");
+    op->set_version(18);
+    auto* mt = model.add_metadata_props();
+    mt->set_key("model_type");
+    mt->set_value(a.modelType);
+    onnx::GraphProto* gp = model.mutable_graph();
+    gp->set_name(a.modelType + " (" + std::filesystem::path(file).filename().string() + ")");
+    addInput(gp);
+    Graph g(gp);
+    Builder b{a, g, a.normEps, a.ropeTheta, 0.0, {}, {}, {}};
+
+    const bool gpt2 = a.modelType == "gpt2";
+    const std::string root = gpt2 ? "transformer" : "model";
+    const std::string embedName = root + (gpt2 ? ".wte" : ".embed_tokens");
+    const std::string embedW = g.weight(embedName + ".weight", {a.vocab, a.hidden});
+    const SeqShape ss = seqShape(g);
+    b.mask = causalMask(g, ss);
+
+    std::string x = g.node("Gather", "/" + Builder::dotsToPath(embedName), {embedW, "input_ids"});
+    if (gpt2) {
+        b.dropout = a.dropout;
+        const std::string pe = g.node("Gather", "/transformer/wpe",
+                                      {g.weight("transformer.wpe.weight", {a.positions, a.hidden}), ss.positions});
+        x = b.dropoutOf(g.node("Add", "/transformer", {x, pe}), "/transformer/drop");
+    } else {
+        rotaryTables(b, ss, root);
+        if (a.modelType == "gemma" || a.modelType == "gemma2") // hidden_states * sqrt(hidden_size)
+            x = g.node("Mul", "/" + root, {x, g.scalar(std::sqrt(static_cast<double>(a.hidden)))});
+    }
+    for (int64_t l = 0; l < a.layers; ++l)
+        x = gpt2 ? gpt2Block(b, x, l, root) : decoderLayer(b, x, l, root, ss);
+    x = gpt2 ? b.layerNorm(x, root + ".ln_f", a.hidden) : b.rmsNorm(x, root + ".norm", a.hidden);
+    std::string logits;
+    if (a.tied) {
+        std::string w = g.node("Transpose", "/lm_head", {embedW});
+        g.attrInts("perm", {1, 0});
+        logits = g.node("MatMul", "/lm_head", {x, w});
+    } else {
+        logits = b.linear(x, "lm_head", a.hidden, a.vocab, false);
+    }
+    if (a.finalSoftcap > 0)
+        logits = b.softcap(logits, "", a.finalSoftcap);
+    addLogitsOutput(gp, logits, a.vocab);
+    return model.SerializeAsString();
+}
+
+std::string buildHfModelFromPath(const std::string& path)
+{
+    std::error_code ec;
+    std::filesystem::path p(path);
+    if (std::filesystem::is_directory(p, ec))
+        p /= "config.json";
+    std::ifstream f(p, std::ios::binary);
+    if (!f)
+        throw Error(p.string() + ": cannot open the file");
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    const HfArch a = parseHfConfig(ss.str(), p.string());
+    return buildHfModel(a, p.string());
+}
+
+} // namespace headroom

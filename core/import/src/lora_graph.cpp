@@ -1,0 +1,191 @@
+// The LoRA rewrite (peft/tuners/lora/layer.py): for a Linear x -> base(x),
+//   lora_A = Linear(in, r, bias=False), lora_B = Linear(r, out, bias=False)  (LoraLayer.update_layer)
+//   result = base(x) + lora_B(lora_A(lora_dropout(x))) * scaling, scaling = lora_alpha / r  (Linear.forward)
+// The graph then carries the adapters as ordinary ops and parameters, and the engine's autograd rules do
+// the rest: the frozen base MatMul saves nothing (derivatives.yaml mm: self is saved only when mat2
+// requires grad), lora_A saves its input (or the dropout output, plus the 1-byte mask), lora_B saves
+// lora_A's output, the scaling Mul by a Python float saves no tensor.
+#include "lora_graph.h"
+
+#include "headroom/base/error.h"
+#include "headroom/import/hfconfig.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <map>
+
+namespace headroom::detail {
+namespace {
+
+// "/model/layers.0/self_attn/q_proj/MatMul" -> "model.layers.0.self_attn.q_proj"; "" for unscoped names.
+std::string moduleOf(const std::string& nodeName)
+{
+    const size_t last = nodeName.rfind('/');
+    if (last == std::string::npos || last == 0)
+        return {};
+    std::string m = nodeName.substr(nodeName[0] == '/' ? 1 : 0, last - (nodeName[0] == '/' ? 1 : 0));
+    std::replace(m.begin(), m.end(), '/', '.');
+    return m;
+}
+
+// PEFT's check_target_module_exists for a list: the key equals the module name or is its last dotted part(s).
+bool matches(const std::string& module, const std::vector<std::string>& targets)
+{
+    for (const std::string& t : targets)
+        if (module == t || (module.size() > t.size() && module.ends_with("." + t)))
+            return true;
+    return false;
+}
+
+} // namespace
+
+// Long on purpose: one pass in PEFT's own order (inject_adapter_in_model: resolve the targets, find the
+// matching Linears, then wrap each one), so each step can be checked against peft/tuners/lora beside it.
+void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
+{
+    if (spec.r <= 0)
+        return;
+    onnx::GraphProto* g = model.mutable_graph();
+    std::vector<std::string> targets = spec.targets;
+    std::string modelType;
+    for (const auto& p : model.metadata_props())
+        if (p.key() == "model_type")
+            modelType = p.value();
+    if (targets.empty()) {
+        targets = peftDefaultTargets(modelType);
+        if (targets.empty())
+            throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for "
+                        + (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
+    }
+    const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
+
+    std::map<std::string, const onnx::TensorProto*> inits;
+    for (const auto& t : g->initializer())
+        inits[t.name()] = &t;
+    std::map<std::string, const onnx::NodeProto*> producer;
+    for (const auto& n : g->node())
+        for (const auto& o : n.output())
+            producer[o] = &n;
+    std::vector<std::string> graphOutputs;
+    for (const auto& o : g->output())
+        graphOutputs.push_back(o.name());
+
+    // A Linear: MatMul(x, W) with W stored as [in, out], or as W^T through a Transpose (tied heads, exports).
+    struct Linear { int in = 0; int64_t inDim = 0, outDim = 0; std::string module; int dtype = onnx::TensorProto::FLOAT; };
+    std::vector<Linear> found;
+    for (int i = 0; i < g->node_size(); ++i) {
+        const onnx::NodeProto& n = g->node(i);
+        if (n.op_type() != "MatMul" || n.input_size() != 2)
+            continue;
+        const std::string module = moduleOf(n.name());
+        if (module.empty())
+            continue;
+        const onnx::TensorProto* w = nullptr;
+        bool transposed = false;
+        if (auto it = inits.find(n.input(1)); it != inits.end())
+            w = it->second;
+        else if (auto p = producer.find(n.input(1)); p != producer.end() && p->second->op_type() == "Transpose"
+                 && inits.count(p->second->input(0))) {
+            w = inits[p->second->input(0)];
+            transposed = true;
+        }
+        if (!w || w->dims_size() != 2)
+            continue;
+        // PEFT's all-linear leaves out the output layer (model.get_output_embeddings()): the Linear whose
+        // output is the model's output, or is named lm_head
+        const bool output = module == "lm_head" || module.ends_with(".lm_head")
+            || std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
+        if (allLinear ? output : !matches(module, targets))
+            continue;
+        Linear l;
+        l.in = i;
+        l.inDim = transposed ? w->dims(1) : w->dims(0);
+        l.outDim = transposed ? w->dims(0) : w->dims(1);
+        l.module = module;
+        l.dtype = w->data_type();
+        found.push_back(l);
+    }
+    if (found.empty()) {
+        std::string list;
+        for (const std::string& t : targets)
+            list += (list.empty() ? "" : ",") + t;
+        throw Error(file + ": LoRA: no Linear matches targets=" + list
+                    + " (targets are module names such as q_proj, matched against node name scopes)");
+    }
+
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    nodes.Swap(g->mutable_node());
+    size_t next = 0;
+    int consts = 0;
+    auto scalar = [&](double v) {
+        onnx::TensorProto* t = g->add_initializer();
+        t->set_name("lora_const_" + std::to_string(consts++));
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        t->add_float_data(static_cast<float>(v));
+        return t->name();
+    };
+    auto weight = [&](const std::string& name, int64_t a, int64_t b) {
+        // fp32 adapters: PEFT's default since 0.12 (autocast_adapter_dtype=True)
+        onnx::TensorProto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        t->add_dims(a);
+        t->add_dims(b);
+        t->set_data_location(onnx::TensorProto::EXTERNAL);
+        auto* loc = t->add_external_data();
+        loc->set_key("location");
+        loc->set_value("adapter.weights");
+        return name;
+    };
+    auto add = [&](const std::string& op, const std::string& name, std::vector<std::string> in) {
+        onnx::NodeProto* n = g->add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (auto& s : in)
+            n->add_input(s);
+        n->add_output(name + "_output_0");
+        return n;
+    };
+    for (int i = 0; i < nodes.size(); ++i) {
+        onnx::NodeProto* base = g->add_node();
+        *base = nodes.Get(i);
+        if (next >= found.size() || found[next].in != i)
+            continue;
+        const Linear& l = found[next++];
+        const std::string scope = base->name().substr(0, base->name().rfind('/'));
+        const std::string y = base->output(0);
+        base->set_output(0, y + "_lora_base");
+        // PEFT's dtype casts around the adapter (_cast_input_dtype, and the casts back to the base result's
+        // dtype): same-dtype casts, which PyTorch skips; finetune/precision.cpp decides per configuration
+        // whether each one copies
+        auto cast = [&](const std::string& what, const std::string& in) {
+            onnx::NodeProto* c = add("Cast", scope + "/" + what + "/Cast", {in});
+            auto* to = c->add_attribute();
+            to->set_name("to");
+            to->set_type(onnx::AttributeProto::INT);
+            to->set_i(l.dtype); // the graph's own dtype: every cast here is a no-op in the file
+            return c->output(0);
+        };
+        std::string x = cast("lora_cast_in", base->input(0));
+        if (spec.dropout > 0) {
+            onnx::NodeProto* d = add("Dropout", scope + "/lora_dropout/default/Dropout", {x, scalar(spec.dropout)});
+            onnx::TensorProto* t = g->add_initializer();
+            t->set_name("lora_const_" + std::to_string(consts++));
+            t->set_data_type(onnx::TensorProto::BOOL);
+            t->add_int32_data(1);
+            d->add_input(t->name());
+            x = d->output(0);
+        }
+        const std::string a = add("MatMul", scope + "/lora_A/default/MatMul",
+                                  {x, weight(l.module + ".lora_A.default.weight", l.inDim, spec.r)})->output(0);
+        const std::string b = add("MatMul", scope + "/lora_B/default/MatMul",
+                                  {a, weight(l.module + ".lora_B.default.weight", spec.r, l.outDim)})->output(0);
+        const std::string s = add("Mul", scope + "/lora_scaling/Mul", {b, scalar(spec.alpha / spec.r)})->output(0);
+        const std::string sum = add("Add", scope + "/lora_add/Add", {y + "_lora_base", cast("lora_cast_out", s)})->output(0);
+        cast("lora_cast_result", sum);
+        g->mutable_node(g->node_size() - 1)->set_output(0, y);
+    }
+}
+
+} // namespace headroom::detail

@@ -1,0 +1,62 @@
+// The fine-tuning block of the report: how the parameters split into frozen base, adapters and quantized
+// weights, and what each costs at this configuration.
+#include "engine_internal.h"
+
+#include <algorithm>
+#include "headroom/memory/finetune_summary.h"
+
+namespace headroom {
+
+namespace {
+std::vector<int64_t> dimsOf(const Tensor& t)
+{
+    std::vector<int64_t> dims;
+    for (const DimExpr& d : t.shape.dims)
+        dims.push_back(d.constantValue().value_or(0));
+    return dims;
+}
+} // namespace
+
+FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Evaluation& e)
+{
+    const PlanData p = buildPlan(m, planOptions(config));
+    const FineTune& ft = config.finetune;
+    FineTuneSummary s;
+    for (int t : p.trainable) {
+        const size_t i = static_cast<size_t>(t);
+        const int64_t n = i < e.shapes.numel.size() ? std::max<int64_t>(e.shapes.numel[i], 0) : 0;
+        const Tensor& tensor = m.tensors[i];
+        const bool adapter = tensor.name.find(".lora_A.") != std::string::npos || tensor.name.find(".lora_B.") != std::string::npos;
+        if (!p.frozen[i]) {
+            s.trainableParams += n;
+            if (adapter) {
+                const int elem = adapterElemBytes(config, tensor);
+                Config ac = config;
+                ac.dtype = elem == 2 ? DtypePolicy::BF16 : DtypePolicy::FP32;
+                s.adapterParams += n;
+                s.adapterBytes += checkedMul(n, elem).value_or(0);
+                s.adapterGradientBytes += checkedMul(n, elem).value_or(0);
+                s.adapterOptimizerBytes += optimizerStateBytes(ac, dimsOf(tensor));
+            }
+            continue;
+        }
+        s.frozenParams += n;
+        if (ft.quant != Quant::None && p.quantizable[i]) {
+            const std::vector<int64_t> d = dimsOf(tensor);
+            const int64_t rows = d.size() == 2 ? d[1] : 1;
+            const int64_t q = quantizedBytes(ft, n, rows);
+            s.quantizedBytes += q;
+            s.quantizedParams += n;
+            s.frozenBytes += q;
+            s.dequantTransientBytes = std::max(s.dequantTransientBytes, checkedMul(n, ft.computeBytes).value_or(0));
+        } else if (ft.quant != Quant::None && ft.kbitPrep && isFloating(tensor.dtype)) {
+            s.frozenBytes += checkedMul(n, 4).value_or(0);
+        } else {
+            s.frozenBytes += paramBytes(config, tensor.dtype, n);
+        }
+    }
+    s.method = ft.quant != Quant::None ? "qlora" : ft.lora.r > 0 ? "lora" : "full";
+    return s;
+}
+
+} // namespace headroom

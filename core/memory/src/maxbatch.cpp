@@ -1,0 +1,299 @@
+// Fit on a GPU and the largest batch that fits: a search over evaluations, which are cheap (the shape
+// functions are fitted, so no inference runs).
+#include "engine_internal.h"
+#include "headroom/memory/allocator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace headroom {
+
+int64_t neededBytes(const Config& config, const Evaluation& evaluation)
+{
+    // Under an allocator model the reserved peak already holds the library workspaces (engine.cpp).
+    if (config.allocator != AllocatorMode::Exact)
+        return evaluation.memory.reservedPeak + config.gpu.context;
+    return evaluation.memory.peak + config.gpu.context + config.gpu.workspace;
+}
+
+int64_t allocatorBudget(const Config& config)
+{
+    return config.gpu.capacity - config.gpu.context - config.marginBytes;
+}
+
+// PyTorch raises OutOfMemoryError only when an allocation fails after the caching allocator has freed
+// every cached unused segment and retried (CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc:
+// get_free_block -> trigger_free_memory_callbacks -> alloc_block -> release_available_cached_blocks ->
+// release_cached_blocks -> alloc_block). So a step fits when its replay through the allocator model,
+// with cudaMalloc failing beyond the bytes the allocator can have, never fails: the unconstrained
+// reserved peak (cached segments never given back) is not the criterion.
+CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config)
+{
+    CapacityReplay r;
+    AllocatorOptions options;
+    options.capacity = allocatorBudget(config);
+    if (options.capacity <= 0)
+        return r;
+    CachingAllocatorModel model(config.allocator, options);
+    // The cuBLAS / cuBLASLt workspaces are made by the first matmul through this same allocator and kept
+    // for the life of the handle (aten/src/ATen/cuda/CublasHandlePool.cpp, getNewWorkspace), so by the
+    // steady-state step they are the oldest live blocks.
+    if (config.gpu.workspace > 0)
+        model.allocate(config.gpu.workspace);
+    if (model.outOfMemory())
+        return r;
+    // Buffer ids -> handles: a flat table, as replay() keeps it, when the ids are the engine's dense ones.
+    int64_t maxId = -1;
+    bool dense = true;
+    for (const AllocEvent& e : events) {
+        dense = dense && e.id >= 0;
+        maxId = std::max(maxId, e.id);
+    }
+    dense = dense && maxId < int64_t(2 * events.size() + 16);
+    std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
+    std::unordered_map<int64_t, int64_t> handleOf;
+    for (const AllocEvent& e : events) {
+        if (e.kind == AllocEvent::Kind::Alloc) {
+            const int64_t h = model.allocate(e.bytes);
+            if (dense)
+                handleAt[size_t(e.id)] = h;
+            else
+                handleOf[e.id] = h;
+            if (model.outOfMemory())
+                return r;
+        } else if (dense) {
+            if (int64_t& h = handleAt[size_t(e.id)]; h >= 0) {
+                model.free(h);
+                h = -1;
+            }
+        } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
+            model.free(it->second);
+            handleOf.erase(it);
+        }
+    }
+    r.fits = true;
+    r.reservedPeak = model.maxReserved();
+    r.retries = model.retries();
+    return r;
+}
+
+namespace {
+
+Config atBatch(const Model& m, Config c, int64_t batch)
+{
+    if (c.symbols.size() != m.symbols.size())
+        c.symbols = m.defaultBindings();
+    if (m.batchSymbol >= 0)
+        c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
+    return c;
+}
+
+} // namespace
+
+// The largest batch B <= limit that fits (fitsOnGpu: the step's replay under capacity never fails).
+//
+// The allocated peak is monotone in the batch (every activation grows with it), so it is searched alone
+// first, with evaluations that record no events and replay nothing: an affine fit from batches 1 and 8,
+// a jump to the predicted boundary, then a bracket and bisection. That gives B_a, the largest batch whose
+// allocated need fits. A replay under capacity holds at least the allocated bytes, so no batch above B_a
+// can fit, and the answer is the first batch that fits scanning down from B_a (refine below): a handful
+// of replays right at the boundary.
+// (Long on purpose: the three phases above share the two high-water vectors and the exact config; as one
+// function the search reads in the order the comment gives it.)
+int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
+{
+    const Model& m = *plan.model;
+    if (config.gpu.capacity <= 0 || limit < 1)
+        return 0;
+    const int64_t budget = config.gpu.capacity - config.marginBytes;
+    Config exact = config;
+    exact.allocator = AllocatorMode::Exact;
+    const bool samePlan = planMatches(plan, config);
+    const int64_t fixedNeed = config.gpu.context + config.gpu.workspace;
+    std::vector<int64_t> h1, h2; // step high-water marks at batch 1 and at the probe batch
+    const auto needExact = [&](int64_t b, std::vector<int64_t>* keep = nullptr) {
+        const Config c = atBatch(m, exact, b);
+        if (!samePlan)
+            return neededBytes(c, evaluateLight(plan, c));
+        std::vector<int64_t> h = stepHighs(*plan.data, c);
+        const int64_t peak = h.empty() ? 0 : *std::max_element(h.begin(), h.end());
+        if (keep)
+            *keep = std::move(h);
+        return peak + fixedNeed;
+    };
+    const auto fitsReplayed = [&](int64_t b) { return fitsOnGpu(plan, atBatch(m, config, b)); };
+    // No batch above boundA fits (its allocated bytes alone exceed the budget). Whether a batch fits under
+    // the allocator model is not monotone in the batch (segment rounding and best-fit placement make the
+    // cache's leftovers wobble), so the batches right below the bound are tried one by one; past a few,
+    // the fitting batch is bracketed by halving steps and the last gap bisected.
+    const auto refine = [&](int64_t boundA) -> int64_t {
+        if (config.allocator == AllocatorMode::Exact)
+            return boundA;
+        constexpr int64_t kLinear = 8;
+        int64_t b = boundA;
+        for (; b >= 1 && b > boundA - kLinear; --b)
+            if (fitsReplayed(b))
+                return b;
+        if (b < 1)
+            return 0;
+        int64_t fail = b + 1, step = 1;
+        while (b >= 1 && !fitsReplayed(b)) {
+            fail = b;
+            step *= 2;
+            b = fail - step;
+        }
+        if (b < 1) {
+            b = 1;
+            if (!fitsReplayed(1))
+                return 0;
+        }
+        int64_t lo = b, hi = fail;
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            (fitsReplayed(mid) ? lo : hi) = mid;
+        }
+        return lo;
+    };
+    if (m.batchSymbol < 0)
+        return needExact(1) <= budget ? refine(1) : 0;
+    // Unknown sizes are not 0 bytes: no number at all rather than a limit-sized one.
+    if (evaluateShapes(m, atBatch(m, exact, 1).symbols).unknown > 0)
+        return kUnknownMax;
+
+    const int64_t n1 = needExact(1, &h1);
+    if (n1 > budget)
+        return 0;
+    const int64_t probe = std::min<int64_t>(limit, 8);
+    if (probe <= 1)
+        return refine(1);
+    const int64_t n2 = needExact(probe, &h2);
+    int64_t lo = 1, hi = probe; // lo fits, hi does not (or is the limit and untested)
+    if (n2 <= budget) {
+        // Each step's high-water mark is (close to) affine in the batch: the first step line to cross the
+        // budget predicts the bound far better than the overall peak's line (the peak moves between steps).
+        double bound = static_cast<double>(limit);
+        if (h1.size() == h2.size() && !h1.empty()) {
+            for (size_t i = 0; i < h1.size(); ++i) {
+                const double slope = static_cast<double>(h2[i] - h1[i]) / static_cast<double>(probe - 1);
+                if (slope > 0)
+                    bound = std::min(bound, static_cast<double>(probe) +
+                                                static_cast<double>(budget - fixedNeed - h2[i]) / slope);
+            }
+        } else {
+            const double slope = std::max(1.0, static_cast<double>(n2 - n1) / static_cast<double>(probe - 1));
+            bound = static_cast<double>(probe) + static_cast<double>(budget - n2) / slope;
+        }
+        int64_t guess = static_cast<int64_t>(std::floor(std::max(bound, 1.0)));
+        guess = std::clamp<int64_t>(guess, probe, limit);
+        lo = probe;
+        hi = limit + 1;
+        if (needExact(guess) <= budget) {
+            lo = guess;
+            for (int64_t step = 1; lo < limit; step *= 2) {
+                const int64_t b = std::min(limit, lo + step);
+                if (needExact(b) <= budget) {
+                    lo = b;
+                } else {
+                    hi = b;
+                    break;
+                }
+            }
+            if (lo == limit)
+                return kUnknownMax; // nothing (measurable) grows with the batch up to the limit
+        } else {
+            hi = guess;
+            for (int64_t step = 1;; step *= 2) {
+                const int64_t b = std::max(lo, hi - step);
+                if (b == lo)
+                    break;
+                if (needExact(b) <= budget) {
+                    lo = b;
+                    break;
+                }
+                hi = b;
+            }
+        }
+    }
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (needExact(mid) <= budget ? lo : hi) = mid;
+    }
+    return refine(lo);
+}
+
+int64_t maxBatch(const Model& model, const Config& config, int64_t limit)
+{
+    return maxBatch(makePlan(model, config), config, limit);
+}
+
+bool fitsOnGpu(const EnginePlan& plan, const Config& config)
+{
+    if (config.gpu.capacity <= 0)
+        return false;
+    if (config.allocator == AllocatorMode::Exact)
+        return neededBytes(config, evaluateLight(plan, config)) + config.marginBytes <= config.gpu.capacity;
+    if (planMatches(plan, config))
+        return replayUnderCapacity(stepEvents(*plan.data, config), config).fits;
+    return replayUnderCapacity(evaluate(plan, config).events, config).fits;
+}
+
+namespace {
+// events: the step's allocation events at this config when the caller has them, else they are simulated.
+Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& evaluation,
+            const std::vector<AllocEvent>* events)
+{
+    Fit f;
+    f.gpu = config.gpu.name;
+    f.capacity = config.gpu.capacity;
+    f.needed = neededBytes(config, evaluation);
+    if (config.allocator == AllocatorMode::Exact || f.capacity <= 0 || f.needed + config.marginBytes <= f.capacity) {
+        // Within the budget unconstrained, the replay under capacity is the same replay: nothing to redo.
+        f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
+    } else {
+        // A full evaluation of this configuration carries its step's events: replay those instead of
+        // simulating the step again (issue 16: a 100k-node tick that does not fit walked it twice).
+        if (!events && !evaluation.events.empty())
+            events = &evaluation.events;
+        const bool samePlan = planMatches(plan, config);
+        const CapacityReplay r = events ? replayUnderCapacity(*events, config)
+                                        : replayUnderCapacity(samePlan ? stepEvents(*plan.data, config)
+                                                                       : evaluate(plan, config).events,
+                                                              config);
+        f.fits = r.fits;
+        // At capacity the allocator gives cached segments back instead of failing, so what the step then
+        // holds (plus what lives outside the allocator) can be less than the unconstrained need.
+        if (r.fits)
+            f.needed = std::min(f.needed, r.reservedPeak + config.gpu.context);
+    }
+    f.headroom = f.capacity - f.needed;
+    return f;
+}
+} // namespace
+
+Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
+{
+    return fitFrom(plan, config, evaluation, nullptr);
+}
+
+Fit computeFitLight(const EnginePlan& plan, const Config& config)
+{
+    const Evaluation e = evaluateLightWithEvents(plan, config);
+    return fitFrom(plan, config, e, config.allocator == AllocatorMode::Exact ? nullptr : &e.events);
+}
+
+Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation)
+{
+    Fit f = computeFitOnly(plan, config, evaluation);
+    if (markUnknownFit(*plan.model, evaluation, f))
+        return f;
+    f.maxBatch = maxBatch(plan, config);
+    return f;
+}
+
+Fit computeFit(const Model& model, const Config& config, const Evaluation& evaluation)
+{
+    return computeFit(makePlan(model, config), config, evaluation);
+}
+
+} // namespace headroom

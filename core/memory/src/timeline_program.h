@@ -1,0 +1,112 @@
+#pragma once
+// Private to the memory engine: the simulated iteration as a flat program (issue 16).
+//
+// Which buffer is allocated, held, saved and freed at which step depends only on the plan and a few switches
+// (mode, inplace, checkpoint segments, loss, accumulation, optimizer), plus a handful of binding-dependent
+// decisions: whether a conditionally saved copy applies (a transpose of size-1 dims is still contiguous),
+// whether a pass-through gradient has its input's size (broadcasting), whether a persistent total is zero.
+// timeline.cpp walks the iteration once without any byte count and records that structure, with every such
+// decision as a guard; a slider tick only re-sizes the buffers and replays the flat op array
+// (timeline_replay.cpp). A program is reused while its key matches and all its guards still hold, so the
+// figures are those of a full walk at every binding.
+#include "engine_internal.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace headroom {
+
+// Where a buffer's bytes come from at a binding.
+struct SizeRef {
+    enum class Kind : uint8_t {
+        Activation,          // sizes.act[index]
+        Item,                // a saved / scratch item of a unit (savedItemBytes)
+        Gradient,            // sizes.gradBytes[index] (a parameter)
+        Weight,              // sizes.weightBytes[index] (a parameter as the step stores it)
+        Buffer,              // a registered buffer at its dtype
+        LogProb,             // the loss's log-probabilities of output `index` (fp32 under autocast)
+        PersistentWeights, Master, PersistentOptimizer, Autocast, DequantTransient, Quantized,
+        OptimizerTemp,       // the foreach optimizers' fp32 temporary (one per trainable parameter)
+    };
+    Kind kind = Kind::Activation;
+    int index = -1;
+    const SavedItem* item = nullptr;
+};
+
+// What the structure depends on besides the plan and the guards.
+struct SimKey {
+    bool train = true, inplace = false, events = true, persistentGrads = false, amp = false;
+    bool sixteenBit = false; // a pure 16-bit or quantised policy: Hugging Face's loss lifts 16-bit logits (timeline.cpp)
+    Loss loss = Loss::CrossEntropy;
+    Optimizer optimizer = Optimizer::Adam;
+    int segments = 0;
+    std::vector<int> segmentOfUnit;
+    bool operator==(const SimKey&) const = default;
+};
+SimKey simKey(const Config& config, const SimOptions& options);
+
+struct SimOp {
+    enum class Kind : uint8_t { Begin, End, Alloc, Free, MarkSaved };
+    Kind kind = Kind::Begin;
+    Phase phase = Phase::Forward; // Begin
+    bool saved = false;           // Free: the buffer held a saved-for-backward reference until then
+    int arg = -1;                 // Begin: node; Alloc / Free / marks: buffer id
+};
+
+struct SimBuffer {
+    SizeRef size;
+    Category category = Category::Activations;
+    int tensor = -1;
+};
+
+struct SimProgram {
+    SimKey key;
+    std::vector<SimOp> ops;
+    std::vector<SimBuffer> buffers;  // by id, in allocation order
+    std::vector<int> liveAtEnd;      // buffers nothing frees (weights, states, the input), ascending
+    std::vector<int> recomputed;     // units run again by checkpoint recomputation, in order
+    int steps = 0;
+    size_t events = 0;               // Alloc + Free ops
+    // What the allocator sees, in order: the Alloc / Free ops then the liveAtEnd frees, id allocating and ~id
+    // freeing buffer id (replayOps). Kept when key.events: a full evaluation replays the allocator from it
+    // on a second core while the walk below runs (issue 16).
+    std::vector<int32_t> allocOps;
+    // Guards: the binding-dependent decisions the walk took, and what they answered.
+    std::vector<const SavedItem*> activeItems;
+    std::vector<uint8_t> activeAnswers;
+    std::vector<std::pair<int, int>> sameNumel;
+    std::vector<uint8_t> sameNumelAnswers;
+    std::vector<SizeRef> positive;
+    std::vector<uint8_t> positiveAnswers;
+};
+
+// The walk's inputs at one binding (the guards and the sizes read them).
+struct SimContext {
+    const PlanData& plan;
+    const Config& config;
+    const ShapeTable& shapes;
+    const Sizes& sizes;
+};
+
+int64_t sizeOf(const SimContext& c, const SizeRef& ref);
+bool guardsHold(const SimContext& c, const SimProgram& program);
+// timeline.cpp: one structural walk of the iteration.
+SimProgram recordIteration(const SimContext& c, const SimOptions& options);
+// timeline_replay.cpp: the figures of a recorded program at the context's sizes (bytes: each buffer's,
+// bufferBytes()).
+std::vector<int64_t> bufferBytes(const SimContext& c, const SimProgram& program);
+// writeEvents false: no events and no culprits even when the program records them (the allocator replays
+// from its allocOps instead).
+SimResult replayIteration(const SimContext& c, const SimProgram& program, const std::vector<int64_t>& bytes,
+                          bool writeEvents = true);
+SimResult replayIteration(const SimContext& c, const SimProgram& program);
+
+// Programs recorded for one plan (shared by its copies; a plan never changes once built).
+struct SimCache {
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const SimProgram>> programs; // most recently used last
+};
+
+} // namespace headroom

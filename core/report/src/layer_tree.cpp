@@ -1,0 +1,59 @@
+// The rows of the displayed layer tree (GUI, CLI table, PDF): a layer's children in topological order,
+// its shape computations folded into one trailing row.
+#include "headroom/report/layer_tree.h"
+
+#include <algorithm>
+
+namespace headroom {
+namespace {
+
+void collectNodes(const Model& m, int layer, std::vector<int>& out)
+{
+    const LayerNode& l = m.layers[size_t(layer)];
+    out.insert(out.end(), l.nodes.begin(), l.nodes.end());
+    for (int c : l.children)
+        collectNodes(m, c, out);
+}
+
+} // namespace
+
+std::vector<TreeEntry> treeEntries(const Model& m, int layer, bool showShapeComputations)
+{
+    std::vector<TreeEntry> out;
+    if (layer < 0 || size_t(layer) >= m.layers.size())
+        return out;
+    const LayerNode& l = m.layers[size_t(layer)];
+    std::vector<std::pair<int, TreeEntry>> ordered;
+    std::vector<int> group;
+    for (int c : l.children) {
+        if (!showShapeComputations && m.layers[size_t(c)].shapeOnly) {
+            collectNodes(m, c, group);
+            continue;
+        }
+        TreeEntry e;
+        e.layer = c;
+        ordered.emplace_back(m.layers[size_t(c)].firstNode, std::move(e));
+    }
+    for (int n : l.nodes) {
+        if (!showShapeComputations && m.nodes[size_t(n)].shapeComputation) {
+            group.push_back(n);
+            continue;
+        }
+        TreeEntry e;
+        e.node = n;
+        ordered.emplace_back(n, std::move(e));
+    }
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    out.reserve(ordered.size() + 1);
+    for (auto& [first, e] : ordered)
+        out.push_back(std::move(e));
+    if (!group.empty()) {
+        std::sort(group.begin(), group.end());
+        TreeEntry e;
+        e.shapeNodes = std::move(group);
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+} // namespace headroom

@@ -1,0 +1,17 @@
+# ctest stage_map: the table between the stage-map markers of docs/DEVELOPING.md must equal the one the
+# configure step wrote from the core's targets (core/CMakeLists.txt). Run with -DDOC=... -DMAP=...
+file(READ ${DOC} doc)
+file(READ ${MAP} map)
+string(FIND "${doc}" "<!-- stage-map begin -->\n" a)
+string(FIND "${doc}" "<!-- stage-map end -->" b)
+if(a LESS 0 OR b LESS 0)
+  message(FATAL_ERROR "${DOC}: no <!-- stage-map begin/end --> markers")
+endif()
+string(LENGTH "<!-- stage-map begin -->\n" skip)
+math(EXPR a "${a} + ${skip}")
+math(EXPR len "${b} - ${a}")
+string(SUBSTRING "${doc}" ${a} ${len} table)
+if(NOT table STREQUAL map)
+  message(FATAL_ERROR "${DOC}: the stage map differs from the build's targets; replace it with ${MAP}:\n${map}")
+endif()
+message(STATUS "stage map matches the build's targets")
