@@ -15,8 +15,10 @@ std::string compareTable(const nlohmann::json& compare)
     char line[160];
     std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", "", "Headroom", "measured", "error");
     out << line;
-    const char* names[][2] = {{"allocated_peak", "allocated peak"}, {"reserved_peak", "reserved peak"},
-                              {"weights", "weights"}, {"steady_state", "between steps"},
+    const char* names[][2] = {{"allocated_peak", "allocated peak"},
+                              {"reserved_peak", "reserved peak"},
+                              {"weights", "weights"},
+                              {"steady_state", "between steps"},
                               {"outside_allocator", "outside allocator"}};
     for (const auto& n : names) {
         if (!compare.contains(n[0]))
@@ -26,8 +28,8 @@ std::string compareTable(const nlohmann::json& compare)
         char err[32] = "-";
         if (r["error_pct"].is_number())
             std::snprintf(err, sizeof err, "%+.1f %%", r["error_pct"].get<double>());
-        std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", n[1], formatBytes(r["theory"].get<int64_t>()).c_str(),
-                      measured.c_str(), err);
+        std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", n[1],
+                      formatBytes(r["theory"].get<int64_t>()).c_str(), measured.c_str(), err);
         out << line;
     }
     return out.str();

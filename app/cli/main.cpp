@@ -8,17 +8,17 @@
 #include "headroom/hardware/gpus.h"
 #include "headroom/headroom_config.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/finetune_summary.h"
 #include "headroom/probe/measurement.h"
 #include "headroom/probe/probe_protocol.h"
 #include "headroom/report/report.h"
-#include "headroom/memory/finetune_summary.h"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -51,8 +51,8 @@ Bindings bindSymbols(const Model& model, const cli::Options& o)
     for (const auto& [name, value] : o.set) {
         const int i = model.symbolIndex(name);
         if (i < 0)
-            throw cli::UsageError{model.info.file + ": no symbol named '" + name + "' (symbols: " +
-                                  (names.empty() ? "none" : names) + ")"};
+            throw cli::UsageError{model.info.file + ": no symbol named '" + name +
+                                  "' (symbols: " + (names.empty() ? "none" : names) + ")"};
         values[static_cast<size_t>(i)] = value;
     }
     return values;
@@ -107,7 +107,8 @@ int run(int argc, char** argv)
         return kExitOk;
     }
     if (o.version) {
-        std::printf("headroom-cli %s (%s)\n", HEADROOM_VERSION, HEADROOM_HAVE_CUDA ? "with CUDA probe" : "built without CUDA");
+        std::printf("headroom-cli %s (%s)\n", HEADROOM_VERSION,
+                    HEADROOM_HAVE_CUDA ? "with CUDA probe" : "built without CUDA");
         return kExitOk;
     }
     if (o.gpuName && *o.gpuName == "list") {
@@ -144,8 +145,8 @@ int run(int argc, char** argv)
             us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         }
         std::sort(us.begin(), us.end());
-        std::printf("%s: evaluate() x%d: median %.1f us, p90 %.1f us, max %.1f us\n", o.model.c_str(), o.benchIterations,
-                    us[us.size() / 2], us[us.size() * 9 / 10], us.back());
+        std::printf("%s: evaluate() x%d: median %.1f us, p90 %.1f us, max %.1f us\n", o.model.c_str(),
+                    o.benchIterations, us[us.size() / 2], us[us.size() * 9 / 10], us.back());
         return kExitOk;
     }
 
@@ -157,8 +158,8 @@ int run(int argc, char** argv)
             std::string names;
             for (const Symbol& s : model.symbols)
                 names += (names.empty() ? "" : ", ") + s.name;
-            throw cli::UsageError{model.info.file + ": --max: no symbol named '" + *o.maxSymbol + "' (symbols: "
-                                  + (names.empty() ? "none" : names) + ")"};
+            throw cli::UsageError{model.info.file + ": --max: no symbol named '" + *o.maxSymbol +
+                                  "' (symbols: " + (names.empty() ? "none" : names) + ")"};
         }
     }
     Report report = buildReport(model, config, ro);
@@ -168,16 +169,16 @@ int run(int argc, char** argv)
     std::vector<std::string> written;
     if (o.probe || o.probePlan) {
         const int64_t batch = model.batchSymbol >= 0 ? config.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
-        const std::vector<int64_t> batches =
-            model.batchSymbol >= 0 ? bisectionBatches(report.fit.maxBatch, batch) : std::vector<int64_t>{};
+        const std::vector<int64_t> batches = model.batchSymbol >= 0 ? bisectionBatches(report.fit.maxBatch, batch)
+                                                                    : std::vector<int64_t>{};
         const ProbePlan plan = makeProbePlan(model, config, batches);
         if (o.probePlan) {
             // The GPU machine may have neither ONNX nor Qt: write the plan here, replay it there.
             std::string error;
             if (!writeFile(*o.probePlan, toJson(plan).dump() + "\n", error))
                 throw Error(error);
-            written.push_back("probe plan (" + std::to_string(plan.events.size()) + " events, "
-                              + std::to_string(plan.batchPlans.size()) + " batch sizes) -> " + *o.probePlan);
+            written.push_back("probe plan (" + std::to_string(plan.events.size()) + " events, " +
+                              std::to_string(plan.batchPlans.size()) + " batch sizes) -> " + *o.probePlan);
         }
         if (o.probe) {
             const ProbeResult result = runProbe(plan, o.probePath.value_or(""), o.probeTimeout);
@@ -231,7 +232,8 @@ int run(int argc, char** argv)
         if (config.finetune.lora.r > 0 || config.finetune.quant != Quant::None) {
             const FineTuneSummary f = summarizeFineTune(model, config, report.evaluation);
             std::cout << "Fine-tuning: " << f.method << ", " << f.trainableParams << " trainable of "
-                      << f.trainableParams + f.frozenParams << " parameters; frozen base " << formatBytes(f.frozenBytes);
+                      << f.trainableParams + f.frozenParams << " parameters; frozen base "
+                      << formatBytes(f.frozenBytes);
             if (config.finetune.quant != Quant::None)
                 std::cout << " (" << toString(config.finetune.quant) << " weights " << formatBytes(f.quantizedBytes)
                           << ", largest dequantized weight " << formatBytes(f.dequantTransientBytes) << ")";
@@ -242,7 +244,8 @@ int run(int argc, char** argv)
                       << " in CUDA unified memory, beside the peak (evictable to host memory)\n";
         if (o.maxBatch)
             std::cout << "Max batch on " << report.fit.gpu << ": "
-                      << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell") : std::to_string(report.fit.maxBatch))
+                      << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell")
+                                                             : std::to_string(report.fit.maxBatch))
                       << "\n";
         if (report.probe)
             std::cout << "Probe: " << report.probe->dump() << "\n";

@@ -51,7 +51,7 @@ void applyRecipe(const std::string& v, Options& o)
         f.doubleQuant = true;
         f.computeDtype = "bf16";
         f.computeBytes = 2;
-        f.layerCheckpoint = true; // the paper's runs use gradient checkpointing
+        f.layerCheckpoint = true;                   // the paper's runs use gradient checkpointing
         o.config.optimizer = Optimizer::PagedAdamW; // paged 32-bit AdamW (the paper's paged optimizers)
     } else {
         throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
@@ -103,16 +103,26 @@ std::optional<int64_t> parseBytes(const std::string& text)
         if (!std::isspace(static_cast<unsigned char>(c)))
             unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     double scale = 1;
-    if (unit.empty() || unit == "b") scale = 1;
-    else if (unit == "k" || unit == "kib") scale = 1024.0;
-    else if (unit == "m" || unit == "mib") scale = 1024.0 * 1024;
-    else if (unit == "g" || unit == "gib") scale = 1024.0 * 1024 * 1024;
-    else if (unit == "t" || unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
-    else if (unit == "kb") scale = 1e3;
-    else if (unit == "mb") scale = 1e6;
-    else if (unit == "gb") scale = 1e9;
-    else if (unit == "tb") scale = 1e12;
-    else return std::nullopt;
+    if (unit.empty() || unit == "b")
+        scale = 1;
+    else if (unit == "k" || unit == "kib")
+        scale = 1024.0;
+    else if (unit == "m" || unit == "mib")
+        scale = 1024.0 * 1024;
+    else if (unit == "g" || unit == "gib")
+        scale = 1024.0 * 1024 * 1024;
+    else if (unit == "t" || unit == "tib")
+        scale = 1024.0 * 1024 * 1024 * 1024;
+    else if (unit == "kb")
+        scale = 1e3;
+    else if (unit == "mb")
+        scale = 1e6;
+    else if (unit == "gb")
+        scale = 1e9;
+    else if (unit == "tb")
+        scale = 1e12;
+    else
+        return std::nullopt;
     const double bytes = number * scale;
     if (!(bytes >= 1) || bytes > 9.0e18)
         return std::nullopt;
@@ -141,122 +151,146 @@ Options parseOptions(int argc, char** argv)
             }
         }
         auto value = [&](const std::string& flag) { return hasInline ? inlineValue : need(i, flag); };
-        if (a == "-h" || a == "--help") o.help = true;
-        else if (a == "--version") o.version = true;
-        else if (a == "--batch") o.batch = positive(a, value(a));
+        if (a == "-h" || a == "--help")
+            o.help = true;
+        else if (a == "--version")
+            o.version = true;
+        else if (a == "--batch")
+            o.batch = positive(a, value(a));
         else if (a == "--set") {
             const std::string v = value(a);
             const auto eq = v.find('=');
             if (eq == std::string::npos || eq == 0)
                 throw UsageError{"--set expects NAME=VALUE, got '" + v + "'"};
             o.set.emplace_back(v.substr(0, eq), positive("--set " + v.substr(0, eq), v.substr(eq + 1)));
-        }
-        else if (a == "--mode") { auto v = value(a); o.config.mode = choice(a, v, parseMode(v), "train, infer"); }
-        else if (a == "--dtype") {
+        } else if (a == "--mode") {
             auto v = value(a);
-            o.config.dtype = choice(a, v, parseDtype(v), "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
-        }
-        else if (a == "--optimizer") {
+            o.config.mode = choice(a, v, parseMode(v), "train, infer");
+        } else if (a == "--dtype") {
             auto v = value(a);
-            o.config.optimizer = choice(a, v, parseOptimizer(v),
-                                        "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
-        }
-        else if (a == "--loss") { auto v = value(a); o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none"); }
-        else if (a == "--checkpoint") o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
+            o.config.dtype = choice(a, v, parseDtype(v),
+                                    "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
+        } else if (a == "--optimizer") {
+            auto v = value(a);
+            o.config.optimizer = choice(
+                a, v, parseOptimizer(v),
+                "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
+        } else if (a == "--loss") {
+            auto v = value(a);
+            o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none");
+        } else if (a == "--checkpoint")
+            o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
         else if (a == "--attention") {
             auto v = value(a);
             o.config.attention = choice(a, v, parseAttention(v), "fused, math");
-        }
-        else if (a == "--accumulate") o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
-        else if (a == "--inplace") o.config.inplace = true;
-        else if (a == "--freeze") o.config.freeze.push_back(value(a));
+        } else if (a == "--accumulate")
+            o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
+        else if (a == "--inplace")
+            o.config.inplace = true;
+        else if (a == "--freeze")
+            o.config.freeze.push_back(value(a));
         else if (a == "--lora") {
             const std::string v = value(a);
             if (auto err = parseLoraSpec(v, o.config.finetune.lora))
                 throw UsageError{"--lora: " + *err};
-        }
-        else if (a == "--quant") {
+        } else if (a == "--quant") {
             auto v = value(a);
             o.config.finetune.quant = choice(a, v, parseQuant(v), "nf4, fp4, int8");
-        }
-        else if (a == "--double-quant") o.config.finetune.doubleQuant = true;
+        } else if (a == "--double-quant")
+            o.config.finetune.doubleQuant = true;
         else if (a == "--compute-dtype") {
             auto v = value(a);
             if (v != "bf16" && v != "fp16" && v != "fp32")
                 throw UsageError{"--compute-dtype: expected bf16, fp16 or fp32, got '" + v + "'"};
             o.config.finetune.computeDtype = v;
             o.config.finetune.computeBytes = v == "fp32" ? 4 : 2;
-        }
-        else if (a == "--no-kbit-prep") o.config.finetune.kbitPrep = false;
+        } else if (a == "--no-kbit-prep")
+            o.config.finetune.kbitPrep = false;
         else if (a == "--grad-checkpoint") {
             const std::string v = value(a);
             if (v != "layers" && v != "off")
                 throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
             o.config.finetune.layerCheckpoint = v == "layers";
-        }
-        else if (a == "--recipe") applyRecipe(value(a), o);
-        else if (a == "--gpu") o.gpuName = value(a);
+        } else if (a == "--recipe")
+            applyRecipe(value(a), o);
+        else if (a == "--gpu")
+            o.gpuName = value(a);
         else if (a == "--capacity") {
             auto v = value(a);
             o.capacity = parseBytes(v);
             if (!o.capacity)
                 throw UsageError{"--capacity expects bytes such as 24GiB or 16000000000, got '" + v + "'"};
-        }
-        else if (a == "--margin") {
+        } else if (a == "--margin") {
             auto v = value(a);
             auto b = parseBytes(v);
             if (!b && v != "0")
                 throw UsageError{"--margin expects bytes such as 512MiB, got '" + v + "'"};
             o.config.marginBytes = b.value_or(0);
-        }
-        else if (a == "--gpus") o.config.gpus = static_cast<int>(positive(a, value(a), 4096));
+        } else if (a == "--gpus")
+            o.config.gpus = static_cast<int>(positive(a, value(a), 4096));
         else if (a == "--strategy") {
             auto v = value(a);
             o.config.strategy = choice(a, v, parseStrategy(v), "ddp, dp, balanced-dp, zero1, zero2, zero3, fsdp");
-        }
-        else if (a == "--gpu0-batch") o.config.gpu0Batch = positive(a, value(a));
-        else if (a == "--offload") o.config.offload = true;
+        } else if (a == "--gpu0-batch")
+            o.config.gpu0Batch = positive(a, value(a));
+        else if (a == "--offload")
+            o.config.offload = true;
         else if (a == "--allocator") {
             auto v = value(a);
             o.config.allocator = choice(a, v, parseAllocator(v), "exact, caching, expandable");
-        }
-        else if (a == "--depth") o.depth = static_cast<int>(positive(a, value(a), 64));
-        else if (a == "--max-batch") o.maxBatch = true;
-        else if (a == "--max") o.maxSymbol = value(a);
-        else if (a == "--timeline") o.timeline = true;
-        else if (a == "--json") o.json = true;
+        } else if (a == "--depth")
+            o.depth = static_cast<int>(positive(a, value(a), 64));
+        else if (a == "--max-batch")
+            o.maxBatch = true;
+        else if (a == "--max")
+            o.maxSymbol = value(a);
+        else if (a == "--timeline")
+            o.timeline = true;
+        else if (a == "--json")
+            o.json = true;
         else if (a == "--csv") {
             // A following argument ending in .csv is the file; anything else stays the model or an option.
             if (hasInline)
                 o.csvFile = inlineValue;
-            else if (i + 1 < argc && std::string(argv[i + 1]).size() > 4 && argv[i + 1][0] != '-'
-                     && std::string(argv[i + 1]).ends_with(".csv"))
+            else if (i + 1 < argc && std::string(argv[i + 1]).size() > 4 && argv[i + 1][0] != '-' &&
+                     std::string(argv[i + 1]).ends_with(".csv"))
                 o.csvFile = argv[++i];
             else
                 o.csv = true;
-        }
-        else if (a == "--all-nodes") o.allNodes = true;
-        else if (a == "--pdf-all-nodes") o.pdfAllNodes = true;
-        else if (a == "--table") o.table = true;
-        else if (a == "--pdf") o.pdf = value(a);
-        else if (a == "--netron") o.netron = value(a);
-        else if (a == "--probe") o.probe = true;
-        else if (a == "--probe-path") o.probePath = value(a);
-        else if (a == "--probe-plan") o.probePlan = value(a);
-        else if (a == "--compare") o.compare = value(a);
-        else if (a == "--probe-timeout") o.probeTimeout = static_cast<int>(positive(a, value(a), 3600));
-        else if (a == "--lang") o.lang = value(a);
+        } else if (a == "--all-nodes")
+            o.allNodes = true;
+        else if (a == "--pdf-all-nodes")
+            o.pdfAllNodes = true;
+        else if (a == "--table")
+            o.table = true;
+        else if (a == "--pdf")
+            o.pdf = value(a);
+        else if (a == "--netron")
+            o.netron = value(a);
+        else if (a == "--probe")
+            o.probe = true;
+        else if (a == "--probe-path")
+            o.probePath = value(a);
+        else if (a == "--probe-plan")
+            o.probePlan = value(a);
+        else if (a == "--compare")
+            o.compare = value(a);
+        else if (a == "--probe-timeout")
+            o.probeTimeout = static_cast<int>(positive(a, value(a), 3600));
+        else if (a == "--lang")
+            o.lang = value(a);
         else if (a == "--bench") {
             o.bench = true;
             if (hasInline)
                 o.benchIterations = static_cast<int>(positive(a, inlineValue, 10'000'000));
             else if (i + 1 < argc && parseInt(argv[i + 1]))
                 o.benchIterations = static_cast<int>(positive(a, argv[++i], 10'000'000));
-        }
-        else if (!a.empty() && a[0] == '-' && a != "-")
+        } else if (!a.empty() && a[0] == '-' && a != "-")
             throw UsageError{"unknown option '" + a + "' (see --help)"};
-        else if (o.model.empty()) o.model = a;
-        else throw UsageError{"only one model file is accepted; got '" + o.model + "' and '" + a + "'"};
+        else if (o.model.empty())
+            o.model = a;
+        else
+            throw UsageError{"only one model file is accepted; got '" + o.model + "' and '" + a + "'"};
     }
     if (o.help || o.version)
         return o;

@@ -37,7 +37,13 @@ std::optional<std::string> exportPdf(const std::string& file, const Model& model
         return error.toStdString();
     return std::nullopt;
 #else
-    (void)model; (void)config; (void)lang; (void)argc; (void)argv; (void)depth; (void)allNodes;
+    (void)model;
+    (void)config;
+    (void)lang;
+    (void)argc;
+    (void)argv;
+    (void)depth;
+    (void)allNodes;
     return file + ": cannot write a PDF: headroom-cli was built without the GUI (HEADROOM_GUI=OFF)";
 #endif
 }

@@ -34,7 +34,8 @@ std::string truncate(const std::string& s, size_t width)
     return "…" + s.substr(s.size() - (width - 1));
 }
 
-struct Row {
+struct Row
+{
     std::string name, op, shape, params, activations, saved;
 };
 
@@ -47,8 +48,9 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
     const std::vector<NodeCost>& nodeCosts = report.evaluation.nodes;
     auto shapeOf = [&](int node) {
         const Node& n = model.nodes[static_cast<size_t>(node)];
-        return !n.outputs.empty() && n.outputs[0] >= 0 ? shapeString(model, n.outputs[0], &report.evaluation.shapes.values)
-                                                       : std::string();
+        return !n.outputs.empty() && n.outputs[0] >= 0
+                   ? shapeString(model, n.outputs[0], &report.evaluation.shapes.values)
+                   : std::string();
     };
     for (const TreeEntry& entry : treeEntries(model, layer, allNodes)) {
         Row r;
@@ -75,7 +77,8 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
         int64_t params = 0, out = 0, saved = 0;
         bool unknown = false;
         for (int n : nodes) {
-            const NodeCost c = static_cast<size_t>(n) < nodeCosts.size() ? nodeCosts[static_cast<size_t>(n)] : NodeCost{};
+            const NodeCost c = static_cast<size_t>(n) < nodeCosts.size() ? nodeCosts[static_cast<size_t>(n)]
+                                                                         : NodeCost{};
             params += c.params;
             out += c.outputBytes;
             saved += c.savedBytes;
@@ -149,7 +152,8 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
     const size_t width = wName + wOp + wShape + 3 * wNum + 5;
     out << line(width, "─") << "\n";
     out << pad("Layer", wName) << " " << pad("Op", wOp) << " " << pad("Output shape", wShape) << " "
-        << pad("Params", wNum, true) << " " << pad("Activations", wNum, true) << " " << pad("Saved", wNum, true) << "\n";
+        << pad("Params", wNum, true) << " " << pad("Activations", wNum, true) << " " << pad("Saved", wNum, true)
+        << "\n";
     out << line(width, "─") << "\n";
     for (const Row& r : rows)
         out << pad(truncate(r.name, wName), wName) << " " << pad(truncate(r.op, wOp), wOp) << " "
@@ -171,7 +175,8 @@ void writeMemory(std::ostream& out, const Report& report)
     const Breakdown& m = report.evaluation.memory;
     const Config& cfg = report.config;
     auto item = [&](const char* name, int64_t bytes) {
-        out << "  " << pad(name, 26) << pad(formatBytes(bytes), 12, true) << pad(std::to_string(bytes), 16, true) << "\n";
+        out << "  " << pad(name, 26) << pad(formatBytes(bytes), 12, true) << pad(std::to_string(bytes), 16, true)
+            << "\n";
     };
     out << "Memory (bytes)\n";
     item("weights", m.weights);
@@ -210,8 +215,8 @@ void writePeakAndGpus(std::ostream& out, const Model& model, const Report& repor
         for (size_t i = 0; i < e.peakLive.size() && i < 5; ++i) {
             const int t = e.peakLive[i];
             const Tensor& tensor = model.tensors[static_cast<size_t>(t)];
-            out << "  " << pad(formatBytes(i < e.peakLiveBytes.size() ? e.peakLiveBytes[i] : int64_t(0)), 12, true) << "  "
-                << (tensor.producer >= 0 ? model.nodePath(tensor.producer) : tensor.name) << "\n";
+            out << "  " << pad(formatBytes(i < e.peakLiveBytes.size() ? e.peakLiveBytes[i] : int64_t(0)), 12, true)
+                << "  " << (tensor.producer >= 0 ? model.nodePath(tensor.producer) : tensor.name) << "\n";
         }
     }
     if (!report.cluster.gpus.empty() && report.cluster.gpus.size() > 1) {
@@ -237,29 +242,33 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
             out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
                 << " headroom";
         else
-            out << "Does not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - needs " << formatBytes(f.needed);
+            out << "Does not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - needs "
+                << formatBytes(f.needed);
         if (f.maxBatch == kUnknownMax)
-            out << ", max batch: cannot tell (the need stays under capacity up to batch " << (int64_t{1} << 20) << ")\n";
+            out << ", max batch: cannot tell (the need stays under capacity up to batch " << (int64_t{1} << 20)
+                << ")\n";
         else
             out << ", max batch " << f.maxBatch << "\n";
     }
     if (f.maxSymbol >= 0 && f.capacity > 0) {
         const std::string& name = model.symbols[size_t(f.maxSymbol)].name;
         if (f.maxSymbolValue == kUnknownMax)
-            out << "Max " << name << ": cannot tell" << (f.sizesUnknown ? "" : " (the need does not grow with it)") << "\n";
+            out << "Max " << name << ": cannot tell" << (f.sizesUnknown ? "" : " (the need does not grow with it)")
+                << "\n";
         else
             out << "Max " << name << " that fits: " << f.maxSymbolValue << "\n";
     }
     if (!report.advice.empty() && !f.sizesUnknown && (!f.fits || f.capacity == 0)) {
         out << "Try:";
         for (size_t i = 0; i < report.advice.size() && i < 4; ++i)
-            out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving()) << ")";
+            out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving())
+                << ")";
         out << "\n";
     }
     if (const auto kv = kvCache(model))
-        out << "KV cache (" << model.symbols[size_t(kv->pastSymbol)].name << "): " << formatBytes(kv->bytesPerTokenPerLayer)
-            << " per token per layer x " << kv->layers << " layers = " << formatBytes(kv->bytesPerToken)
-            << " per token per sequence\n";
+        out << "KV cache (" << model.symbols[size_t(kv->pastSymbol)].name
+            << "): " << formatBytes(kv->bytesPerTokenPerLayer) << " per token per layer x " << kv->layers
+            << " layers = " << formatBytes(kv->bytesPerToken) << " per token per sequence\n";
     if (report.bestCheckpoint > 1)
         out << "Best checkpoint segments: " << report.bestCheckpoint << "\n";
 }

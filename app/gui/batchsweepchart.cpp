@@ -4,8 +4,7 @@
 
 namespace gui {
 
-BatchSweepChart::BatchSweepChart(QWidget* parent)
-    : Chart(parent)
+BatchSweepChart::BatchSweepChart(QWidget* parent) : Chart(parent)
 {
     QCustomPlot* p = plot();
     m_graph = p->addGraph();
@@ -43,8 +42,10 @@ void BatchSweepChart::setReport(const headroom::Model& model, const headroom::Re
         top = std::max(top, static_cast<double>(need));
     }
     m_graph->setData(keys, values, true);
-    const int64_t batch = model.batchSymbol >= 0 && static_cast<size_t>(model.batchSymbol) < report.config.symbols.size()
-                              ? report.config.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
+    const int64_t batch = model.batchSymbol >= 0 &&
+                                  static_cast<size_t>(model.batchSymbol) < report.config.symbols.size()
+                              ? report.config.symbols[static_cast<size_t>(model.batchSymbol)]
+                              : 1;
     m_current->setData({static_cast<double>(batch)}, {static_cast<double>(report.fit.needed)});
     const double xmax = keys.isEmpty() ? 2.0 : std::max(2.0, keys.back());
     p->xAxis->setRange(1, xmax * 1.1);

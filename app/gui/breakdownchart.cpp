@@ -5,8 +5,7 @@
 
 namespace gui {
 
-BreakdownChart::BreakdownChart(QWidget* parent)
-    : Chart(parent)
+BreakdownChart::BreakdownChart(QWidget* parent) : Chart(parent)
 {
     QCustomPlot* p = plot();
     placeLegendBelow(p);

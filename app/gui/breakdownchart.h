@@ -10,7 +10,8 @@ class BreakdownChart : public Chart
 {
     Q_OBJECT
 public:
-    struct Segment {
+    struct Segment
+    {
         QString label;
         int64_t bytes = 0;
     };

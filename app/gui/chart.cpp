@@ -32,8 +32,15 @@ double BytesTicker::getTickStep(const QCPRange& range)
     while (raw / unit >= base)
         unit *= base;
     const double m = raw / unit;
-    const double nice = m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : m <= 10 ? 10 : m <= 20 ? 20 : m <= 50 ? 50 : m <= 100 ? 100
-                      : m <= 200 ? 200 : 500;
+    const double nice = m <= 1     ? 1
+                        : m <= 2   ? 2
+                        : m <= 5   ? 5
+                        : m <= 10  ? 10
+                        : m <= 20  ? 20
+                        : m <= 50  ? 50
+                        : m <= 100 ? 100
+                        : m <= 200 ? 200
+                                   : 500;
     return nice * unit;
 }
 
@@ -50,10 +57,10 @@ QString CountTicker::getTickLabel(double tick, const QLocale&, QChar, int)
 QColor categoryColor(int index)
 {
     // Tableau 10: distinct hues of medium lightness that work on white and on dark grey.
-    static const QColor colors[] = {
-        QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59), QColor(0x76, 0xb7, 0xb2),
-        QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48), QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7),
-        QColor(0x9c, 0x75, 0x5f), QColor(0xba, 0xb0, 0xac)};
+    static const QColor colors[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59),
+                                    QColor(0x76, 0xb7, 0xb2), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
+                                    QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
+                                    QColor(0xba, 0xb0, 0xac)};
     return colors[static_cast<size_t>(index) % std::size(colors)];
 }
 
@@ -77,10 +84,7 @@ void placeLegendBelow(QCustomPlot* plot, int columns)
     legend->setColumnSpacing(12);
 }
 
-Chart::Chart(QWidget* parent)
-    : QWidget(parent)
-    , m_plot(new QCustomPlot(this))
-    , m_bytesTicker(new BytesTicker)
+Chart::Chart(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)), m_bytesTicker(new BytesTicker)
 {
     m_stack = new QStackedLayout(this);
     m_stack->setContentsMargins(0, 0, 0, 0);
@@ -121,10 +125,7 @@ QStringList Chart::saveFormats()
     return formats;
 }
 
-bool Chart::saveChart(const QString& file, QString* error)
-{
-    return savePlot(m_plot, file, error);
-}
+bool Chart::saveChart(const QString& file, QString* error) { return savePlot(m_plot, file, error); }
 
 bool savePlot(QCustomPlot* plot, const QString& file, QString* error)
 {
@@ -150,7 +151,8 @@ bool savePlot(QCustomPlot* plot, const QString& file, QString* error)
 #endif
     } else {
         if (error)
-            *error = Chart::tr("%1: unknown image format (use %2)").arg(QDir::toNativeSeparators(file), Chart::saveFormats().join(QStringLiteral(", ")));
+            *error = Chart::tr("%1: unknown image format (use %2)")
+                         .arg(QDir::toNativeSeparators(file), Chart::saveFormats().join(QStringLiteral(", ")));
         return false;
     }
     if (!ok && error)
@@ -169,7 +171,8 @@ void addSaveMenu(QCustomPlot* plot)
                 filters << Chart::tr("%1 files (*.%2)").arg(f.toUpper(), f);
             QWidget* owner = plot->parentWidget() ? plot->parentWidget() : plot;
             const QString name = owner->objectName().isEmpty() ? QStringLiteral("chart") : owner->objectName();
-            const QString file = QFileDialog::getSaveFileName(plot, Chart::tr("Save chart"), QDir::home().filePath(name + QStringLiteral(".png")),
+            const QString file = QFileDialog::getSaveFileName(plot, Chart::tr("Save chart"),
+                                                              QDir::home().filePath(name + QStringLiteral(".png")),
                                                               filters.join(QStringLiteral(";;")));
             QString error;
             if (!file.isEmpty() && !savePlot(plot, file, &error))
@@ -179,10 +182,7 @@ void addSaveMenu(QCustomPlot* plot)
     });
 }
 
-void Chart::setEmptyText(const QString& text)
-{
-    m_empty->setText(text);
-}
+void Chart::setEmptyText(const QString& text) { m_empty->setText(text); }
 
 void Chart::showData()
 {
@@ -190,15 +190,9 @@ void Chart::showData()
     m_stack->setCurrentWidget(m_plot);
 }
 
-void Chart::queueReplot()
-{
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
+void Chart::queueReplot() { m_plot->replot(QCustomPlot::rpQueuedReplot); }
 
-void Chart::replotNow()
-{
-    m_plot->replot(QCustomPlot::rpImmediateRefresh);
-}
+void Chart::replotNow() { m_plot->replot(QCustomPlot::rpImmediateRefresh); }
 
 void Chart::changeEvent(QEvent* event)
 {

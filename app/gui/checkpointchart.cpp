@@ -4,8 +4,7 @@
 
 namespace gui {
 
-CheckpointChart::CheckpointChart(QWidget* parent)
-    : Chart(parent)
+CheckpointChart::CheckpointChart(QWidget* parent) : Chart(parent)
 {
     QCustomPlot* p = plot();
     m_peaks = new QCPBars(p->xAxis, p->yAxis);

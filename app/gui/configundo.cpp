@@ -16,12 +16,10 @@ class ChangeCommand : public QUndoCommand
 {
 public:
     ChangeCommand(QWidget* w, QVariant before, QVariant after, std::function<void(QWidget*, const QVariant&)> apply)
-        : m_widget(w)
-        , m_before(std::move(before))
-        , m_after(std::move(after))
-        , m_apply(std::move(apply))
+        : m_widget(w), m_before(std::move(before)), m_after(std::move(after)), m_apply(std::move(apply))
     {
-        const QString name = w->accessibleName().isEmpty() ? w->toolTip().section(QLatin1Char('.'), 0, 0) : w->accessibleName();
+        const QString name = w->accessibleName().isEmpty() ? w->toolTip().section(QLatin1Char('.'), 0, 0)
+                                                           : w->accessibleName();
         setText(name);
     }
     void undo() override
@@ -49,9 +47,7 @@ private:
 
 } // namespace
 
-ConfigUndo::ConfigUndo(QWidget* panel, QUndoStack* stack)
-    : QObject(panel)
-    , m_stack(stack)
+ConfigUndo::ConfigUndo(QWidget* panel, QUndoStack* stack) : QObject(panel), m_stack(stack)
 {
     for (QWidget* w : panel->findChildren<QWidget*>()) {
         if (auto* combo = qobject_cast<QComboBox*>(w))

@@ -33,17 +33,12 @@ bool isZero(headroom::Strategy s)
     return s == S::ZeRO1 || s == S::ZeRO2 || s == S::ZeRO3 || s == S::FSDP;
 }
 
-template <typename E>
-void addEnum(QComboBox* box, E value, const QString& text)
+template <typename E> void addEnum(QComboBox* box, E value, const QString& text)
 {
     box->addItem(text, static_cast<int>(value));
 }
 
-template <typename E>
-E enumOf(const QComboBox* box)
-{
-    return static_cast<E>(box->currentData().toInt());
-}
+template <typename E> E enumOf(const QComboBox* box) { return static_cast<E>(box->currentData().toInt()); }
 
 void selectData(QComboBox* box, const QVariant& data)
 {
@@ -54,27 +49,14 @@ void selectData(QComboBox* box, const QVariant& data)
 } // namespace
 
 ControlsPanel::ControlsPanel(QWidget* parent)
-    : QWidget(parent)
-    , m_mode(new QComboBox(this))
-    , m_dtype(new QComboBox(this))
-    , m_optimizer(new QComboBox(this))
-    , m_loss(new QComboBox(this))
-    , m_checkpoint(new QSpinBox(this))
-    , m_bestCheckpoint(new QLabel(this))
-    , m_useBest(new QPushButton(tr("Use best"), this))
-    , m_accumulate(new QSpinBox(this))
-    , m_inplace(new QCheckBox(tr("Inplace activations"), this))
-    , m_gpu(new QComboBox(this))
-    , m_capacity(new QDoubleSpinBox(this))
-    , m_gpus(new QSpinBox(this))
-    , m_strategy(new QComboBox(this))
-    , m_gpu0Batch(new QSpinBox(this))
-    , m_offload(new QCheckBox(tr("CPU offload"), this))
-    , m_allocator(new QComboBox(this))
-    , m_margin(new QSpinBox(this))
-    , m_units(new QComboBox(this))
-    , m_attention(new QComboBox(this))
-    , m_finetune(new FineTunePanel(this))
+    : QWidget(parent), m_mode(new QComboBox(this)), m_dtype(new QComboBox(this)), m_optimizer(new QComboBox(this)),
+      m_loss(new QComboBox(this)), m_checkpoint(new QSpinBox(this)), m_bestCheckpoint(new QLabel(this)),
+      m_useBest(new QPushButton(tr("Use best"), this)), m_accumulate(new QSpinBox(this)),
+      m_inplace(new QCheckBox(tr("Inplace activations"), this)), m_gpu(new QComboBox(this)),
+      m_capacity(new QDoubleSpinBox(this)), m_gpus(new QSpinBox(this)), m_strategy(new QComboBox(this)),
+      m_gpu0Batch(new QSpinBox(this)), m_offload(new QCheckBox(tr("CPU offload"), this)),
+      m_allocator(new QComboBox(this)), m_margin(new QSpinBox(this)), m_units(new QComboBox(this)),
+      m_attention(new QComboBox(this)), m_finetune(new FineTunePanel(this))
 {
     layoutControls();
     addChoices();
@@ -135,11 +117,13 @@ void ControlsPanel::describeControls()
 {
     m_mode->setToolTip(tr("Training adds gradients, optimizer states and the activations kept for backward; "
                           "inference keeps only what is live."));
-    m_dtype->setToolTip(tr("Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
-                           "weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies."));
-    m_optimizer->setToolTip(tr("Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes "
-                               "(two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in "
-                               "unified memory that can move to the host: shown beside the peak, not in it."));
+    m_dtype->setToolTip(tr(
+        "Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
+        "weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies."));
+    m_optimizer->setToolTip(
+        tr("Optimizer states per trainable parameter: SGD none, momentum 4 bytes, Adam/AdamW 8 bytes "
+           "(two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in "
+           "unified memory that can move to the host: shown beside the peak, not in it."));
     m_loss->setToolTip(tr("Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for "
                           "language models); None when the graph computes its own loss."));
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
@@ -147,15 +131,18 @@ void ControlsPanel::describeControls()
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
     m_gpu->setToolTip(tr("The GPU the verdict is for: its memory as PyTorch sees it, minus the CUDA context."));
     m_capacity->setToolTip(tr("Memory of a GPU not in the list, in GiB."));
-    m_units->setToolTip(tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
+    m_units->setToolTip(
+        tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
     for (QWidget* w : std::initializer_list<QWidget*>{m_mode, m_dtype, m_optimizer, m_loss, m_gpu, m_capacity, m_units})
         w->setWhatsThis(w->toolTip());
     m_checkpoint->setRange(0, 64);
     m_checkpoint->setSpecialValueText(tr("off"));
-    m_checkpoint->setToolTip(tr("torch.utils.checkpoint_sequential segments: fewer saved activations, more recomputation."));
+    m_checkpoint->setToolTip(
+        tr("torch.utils.checkpoint_sequential segments: fewer saved activations, more recomputation."));
     m_accumulate->setRange(1, 4096);
     m_accumulate->setToolTip(tr("Micro-batches per optimizer step: activations at batch / steps, gradients persist."));
-    m_inplace->setToolTip(tr("ReLU(inplace=True) and friends: changes the transient peak, not what is saved for backward."));
+    m_inplace->setToolTip(
+        tr("ReLU(inplace=True) and friends: changes the transient peak, not what is saved for backward."));
     m_capacity->setRange(0.25, 4096);
     m_capacity->setDecimals(2);
     m_capacity->setSuffix(tr(" GiB"));
@@ -165,12 +152,15 @@ void ControlsPanel::describeControls()
     m_strategy->setAccessibleName(tr("Strategy"));
     m_gpu0Batch->setRange(0, 1 << 20);
     m_gpu0Batch->setSpecialValueText(tr("auto"));
-    m_gpu0Batch->setToolTip(tr("Balanced DataParallel: samples GPU 0 processes (auto: the batch that evens the GPUs)."));
+    m_gpu0Batch->setToolTip(
+        tr("Balanced DataParallel: samples GPU 0 processes (auto: the batch that evens the GPUs)."));
     m_offload->setToolTip(tr("ZeRO and FSDP: keep optimizer states (and ZeRO-3/FSDP parameters) in host memory."));
-    m_attention->setToolTip(tr("Fused: PyTorch 2's scaled_dot_product_attention kernels (nn.MultiheadAttention, Hugging Face "
-                                "sdpa), which keep no [batch, heads, seq, seq] matrix. Math: attention written out with "
-                                "matmul and softmax (Hugging Face eager, hand-written attention)."));
-    m_allocator->setToolTip(tr("What must fit: the exact allocated peak, or what PyTorch's caching allocator reserves."));
+    m_attention->setToolTip(
+        tr("Fused: PyTorch 2's scaled_dot_product_attention kernels (nn.MultiheadAttention, Hugging Face "
+           "sdpa), which keep no [batch, heads, seq, seq] matrix. Math: attention written out with "
+           "matmul and softmax (Hugging Face eager, hand-written attention)."));
+    m_allocator->setToolTip(
+        tr("What must fit: the exact allocated peak, or what PyTorch's caching allocator reserves."));
     m_margin->setRange(0, 1 << 20);
     m_margin->setSingleStep(256);
     m_margin->setSuffix(tr(" MiB"));
@@ -225,8 +215,9 @@ void ControlsPanel::addChoices()
     using namespace headroom;
     addEnum(m_mode, Mode::Train, modeName(Mode::Train));
     addEnum(m_mode, Mode::Infer, modeName(Mode::Infer));
-    for (DtypePolicy d : {DtypePolicy::FP32, DtypePolicy::FP16, DtypePolicy::BF16, DtypePolicy::AmpFP16, DtypePolicy::AmpBF16,
-                          DtypePolicy::MixedFP16, DtypePolicy::MixedBF16, DtypePolicy::INT8, DtypePolicy::INT4})
+    for (DtypePolicy d :
+         {DtypePolicy::FP32, DtypePolicy::FP16, DtypePolicy::BF16, DtypePolicy::AmpFP16, DtypePolicy::AmpBF16,
+          DtypePolicy::MixedFP16, DtypePolicy::MixedBF16, DtypePolicy::INT8, DtypePolicy::INT4})
         addEnum(m_dtype, d, dtypeName(d));
     for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW, Optimizer::Adagrad,
                         Optimizer::RMSprop, Optimizer::Adadelta, Optimizer::Lion, Optimizer::LAMB, Optimizer::Adam8bit,
@@ -241,8 +232,8 @@ void ControlsPanel::addChoices()
     m_gpu->addItem(tr("Custom capacity"), QString());
     const int rtx4090 = m_gpu->findData(QStringLiteral("GeForce RTX 4090 24 GB"));
     m_gpu->setCurrentIndex(rtx4090 >= 0 ? rtx4090 : 0);
-    for (Strategy st : {Strategy::DDP, Strategy::DP, Strategy::BalancedDP, Strategy::ZeRO1, Strategy::ZeRO2, Strategy::ZeRO3,
-                        Strategy::FSDP})
+    for (Strategy st : {Strategy::DDP, Strategy::DP, Strategy::BalancedDP, Strategy::ZeRO1, Strategy::ZeRO2,
+                        Strategy::ZeRO3, Strategy::FSDP})
         addEnum(m_strategy, st, strategyName(st));
     for (AllocatorMode a : {AllocatorMode::Exact, AllocatorMode::Caching, AllocatorMode::Expandable})
         addEnum(m_allocator, a, allocatorName(a));
@@ -284,8 +275,9 @@ QString ControlsPanel::symbolMeaning(const headroom::Symbol& s)
     auto has = [&](std::initializer_list<const char*> words) {
         return std::any_of(words.begin(), words.end(), [&](const char* w) { return name.contains(QLatin1String(w)); });
     };
-    if (has({"seq", "len", "token", "time", "context", "past"}) || (origin.contains(QLatin1String("ids")) && origin.endsWith(QLatin1String("[1]")))
-        || (origin.contains(QLatin1String("mask")) && origin.endsWith(QLatin1String("[1]"))))
+    if (has({"seq", "len", "token", "time", "context", "past"}) ||
+        (origin.contains(QLatin1String("ids")) && origin.endsWith(QLatin1String("[1]"))) ||
+        (origin.contains(QLatin1String("mask")) && origin.endsWith(QLatin1String("[1]"))))
         return tr("Sequence length");
     if (has({"height"}) || name == QLatin1String("h"))
         return tr("Image height");
@@ -314,9 +306,12 @@ void ControlsPanel::setModel(const headroom::Model& model)
         slider->setValue(settings.value(key, QVariant::fromValue<qlonglong>(s.value)).toInt());
         // Name the size for what it is ("sequence length"), keep the file's symbol name as a detail.
         const QString meaning = isBatch ? tr("Batch size") : symbolMeaning(s);
-        slider->setToolTip(isBatch ? tr("Samples per step. Drag it to see where the model stops fitting. (Input size '%1' in the file.)").arg(qs(s.name))
-                                   : tr("%1 of the model's input. Drag it to see how memory grows with it. (Input size '%2' in the file.)")
-                                         .arg(meaning, qs(s.name)));
+        slider->setToolTip(
+            isBatch
+                ? tr("Samples per step. Drag it to see where the model stops fitting. (Input size '%1' in the file.)")
+                      .arg(qs(s.name))
+                : tr("%1 of the model's input. Drag it to see how memory grows with it. (Input size '%2' in the file.)")
+                      .arg(meaning, qs(s.name)));
         slider->setWhatsThis(slider->toolTip());
         const QString label = meaning.isEmpty() ? tr("%1:").arg(qs(s.name)) : tr("%1:").arg(meaning);
         m_symbolsForm->addRow(label, slider);
@@ -338,8 +333,9 @@ void ControlsPanel::setSymbolMaxima(const std::vector<int64_t>& maxima)
 
 LogSlider* ControlsPanel::symbolSlider(int symbol) const
 {
-    return symbol >= 0 && static_cast<size_t>(symbol) < m_symbolSliders.size() ? m_symbolSliders[static_cast<size_t>(symbol)]
-                                                                               : nullptr;
+    return symbol >= 0 && static_cast<size_t>(symbol) < m_symbolSliders.size()
+               ? m_symbolSliders[static_cast<size_t>(symbol)]
+               : nullptr;
 }
 
 headroom::Config ControlsPanel::config() const
@@ -374,10 +370,7 @@ headroom::Config ControlsPanel::config() const
     return c;
 }
 
-headroom::Units ControlsPanel::units() const
-{
-    return enumOf<headroom::Units>(m_units);
-}
+headroom::Units ControlsPanel::units() const { return enumOf<headroom::Units>(m_units); }
 
 void ControlsPanel::setBestCheckpoint(int k)
 {
@@ -453,7 +446,8 @@ void ControlsPanel::restoreSettings()
         selectData(m_attention, static_cast<int>(*v));
     m_margin->setValue(s.value(QStringLiteral("marginMiB"), 0).toInt());
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
-                                             ? headroom::Units::SI : headroom::Units::IEC));
+                                             ? headroom::Units::SI
+                                             : headroom::Units::IEC));
     s.endGroup();
     m_finetune->restoreSettings(s);
     m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);

@@ -8,9 +8,7 @@
 namespace gui {
 
 CostDelegate::CostDelegate(int sortRole, int maxCostRole, QObject* parent)
-    : QStyledItemDelegate(parent)
-    , m_sortRole(sortRole)
-    , m_maxCostRole(maxCostRole)
+    : QStyledItemDelegate(parent), m_sortRole(sortRole), m_maxCostRole(maxCostRole)
 {
 }
 

@@ -26,20 +26,13 @@ void selectData(QComboBox* box, const QVariant& data)
 } // namespace
 
 FineTunePanel::FineTunePanel(QWidget* parent)
-    : QGroupBox(tr("Fine-tuning"), parent)
-    , m_method(new QComboBox(this))
-    , m_rank(new QSpinBox(this))
-    , m_alpha(new QDoubleSpinBox(this))
-    , m_dropout(new QDoubleSpinBox(this))
-    , m_targets(new QLineEdit(this))
-    , m_adapterDtype(new QComboBox(this))
-    , m_quant(new QComboBox(this))
-    , m_doubleQuant(new QCheckBox(tr("Double quantization"), this))
-    , m_computeDtype(new QComboBox(this))
-    , m_kbitPrep(new QCheckBox(tr("Prepare for k-bit training"), this))
-    , m_layerCheckpoint(new QCheckBox(tr("Checkpoint every decoder layer"), this))
-    , m_peft(new QPushButton(tr("PEFT defaults"), this))
-    , m_qlora(new QPushButton(tr("QLoRA paper"), this))
+    : QGroupBox(tr("Fine-tuning"), parent), m_method(new QComboBox(this)), m_rank(new QSpinBox(this)),
+      m_alpha(new QDoubleSpinBox(this)), m_dropout(new QDoubleSpinBox(this)), m_targets(new QLineEdit(this)),
+      m_adapterDtype(new QComboBox(this)), m_quant(new QComboBox(this)),
+      m_doubleQuant(new QCheckBox(tr("Double quantization"), this)), m_computeDtype(new QComboBox(this)),
+      m_kbitPrep(new QCheckBox(tr("Prepare for k-bit training"), this)),
+      m_layerCheckpoint(new QCheckBox(tr("Checkpoint every decoder layer"), this)),
+      m_peft(new QPushButton(tr("PEFT defaults"), this)), m_qlora(new QPushButton(tr("QLoRA paper"), this))
 {
     setObjectName(QStringLiteral("fineTunePanel"));
     m_method->setObjectName(QStringLiteral("fineTuneMethod"));
@@ -95,8 +88,9 @@ FineTunePanel::FineTunePanel(QWidget* parent)
                             "whose linear layers are stored in 4 or 8 bits."));
     m_peft->setToolTip(tr("PEFT's LoraConfig() defaults: rank 8, alpha 8, no dropout, the model's default layers "
                           "(q_proj and v_proj for Llama-style models)."));
-    m_qlora->setToolTip(tr("The QLoRA paper's setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, "
-                           "dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer."));
+    m_qlora->setToolTip(
+        tr("The QLoRA paper's setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, "
+           "dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer."));
     m_rank->setToolTip(tr("LoRA rank r: each adapted layer gets r × (inputs + outputs) trainable parameters. "
                           "Changing it reloads the model."));
     m_alpha->setToolTip(tr("LoRA alpha: scales the adapters' output by alpha / r. It changes no memory."));
@@ -119,8 +113,9 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     m_layerCheckpoint->setToolTip(tr("Hugging Face gradient_checkpointing_enable(): every decoder layer keeps only "
                                      "its input, and its activations are rebuilt during backward. Replaces the "
                                      "checkpoint segments above."));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_method, m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_quant,
-                                                      m_doubleQuant, m_computeDtype, m_kbitPrep, m_layerCheckpoint})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_method, m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_quant,
+                                         m_doubleQuant, m_computeDtype, m_kbitPrep, m_layerCheckpoint})
         w->setWhatsThis(w->toolTip());
 
     connect(m_method, &QComboBox::currentIndexChanged, this, [this] {
@@ -145,15 +140,9 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     updateEnabled();
 }
 
-FineTunePanel::Method FineTunePanel::method() const
-{
-    return static_cast<Method>(m_method->currentData().toInt());
-}
+FineTunePanel::Method FineTunePanel::method() const { return static_cast<Method>(m_method->currentData().toInt()); }
 
-void FineTunePanel::setMethod(Method m)
-{
-    selectData(m_method, static_cast<int>(m));
-}
+void FineTunePanel::setMethod(Method m) { selectData(m_method, static_cast<int>(m)); }
 
 void FineTunePanel::updateEnabled()
 {
@@ -247,7 +236,8 @@ void FineTunePanel::saveSettings(QSettings& s) const
     s.setValue(QStringLiteral("dropout"), m_dropout->value());
     s.setValue(QStringLiteral("targets"), m_targets->text());
     s.setValue(QStringLiteral("adapterDtype"), m_adapterDtype->currentData().toString());
-    s.setValue(QStringLiteral("quant"), qs(headroom::toString(static_cast<headroom::Quant>(m_quant->currentData().toInt()))));
+    s.setValue(QStringLiteral("quant"),
+               qs(headroom::toString(static_cast<headroom::Quant>(m_quant->currentData().toInt()))));
     s.setValue(QStringLiteral("doubleQuant"), m_doubleQuant->isChecked());
     s.setValue(QStringLiteral("computeDtype"), m_computeDtype->currentData().toString());
     s.setValue(QStringLiteral("kbitPrep"), m_kbitPrep->isChecked());
@@ -267,7 +257,8 @@ void FineTunePanel::restoreSettings(QSettings& s)
     m_dropout->setValue(s.value(QStringLiteral("dropout"), 0.0).toDouble());
     m_targets->setText(s.value(QStringLiteral("targets")).toString());
     selectData(m_adapterDtype, s.value(QStringLiteral("adapterDtype"), QStringLiteral("fp32")));
-    if (auto q = headroom::parseQuant(s.value(QStringLiteral("quant")).toString().toStdString()); q && *q != headroom::Quant::None)
+    if (auto q = headroom::parseQuant(s.value(QStringLiteral("quant")).toString().toStdString());
+        q && *q != headroom::Quant::None)
         selectData(m_quant, static_cast<int>(*q));
     m_doubleQuant->setChecked(s.value(QStringLiteral("doubleQuant"), false).toBool());
     selectData(m_computeDtype, s.value(QStringLiteral("computeDtype"), QStringLiteral("bf16")));

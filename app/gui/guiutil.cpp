@@ -97,8 +97,8 @@ std::vector<int> liveTensorsAt(const headroom::Model& model, const std::vector<h
         if (e.step > step)
             break;
         if (e.kind == headroom::AllocEvent::Kind::Alloc) {
-            if ((e.category == headroom::Category::Activations || e.category == headroom::Category::Loss) && e.tensor >= 0
-                && static_cast<size_t>(e.tensor) < model.tensors.size())
+            if ((e.category == headroom::Category::Activations || e.category == headroom::Category::Loss) &&
+                e.tensor >= 0 && static_cast<size_t>(e.tensor) < model.tensors.size())
                 live.emplace(e.id, e.tensor);
         } else {
             live.erase(e.id);

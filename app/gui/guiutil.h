@@ -1,9 +1,9 @@
 #pragma once
 // Small shared view helpers (hotspot's resultsutil.h): formatting and metatypes used by every page.
 #include "headroom/base/config.h"
-#include "headroom/memory/engine.h"
 #include "headroom/base/format.h"
 #include "headroom/import/model.h"
+#include "headroom/memory/engine.h"
 
 #include <QMetaType>
 #include <QString>

@@ -7,15 +7,9 @@
 
 #include <memory>
 
-QString LanguageService::settingsKey()
-{
-    return QStringLiteral("ui/language");
-}
+QString LanguageService::settingsKey() { return QStringLiteral("ui/language"); }
 
-QStringList LanguageService::availableLanguages()
-{
-    return {QStringLiteral("en"), QStringLiteral("zh_CN")};
-}
+QStringList LanguageService::availableLanguages() { return {QStringLiteral("en"), QStringLiteral("zh_CN")}; }
 
 QString LanguageService::nativeName(const QString& language)
 {
@@ -63,17 +57,14 @@ namespace {
 std::unique_ptr<QSettings> settings()
 {
     if (QCoreApplication::organizationName().isEmpty())
-        return std::make_unique<QSettings>(QSettings::defaultFormat(), QSettings::UserScope,
-                                           QStringLiteral("Headroom"), QStringLiteral("Headroom"));
+        return std::make_unique<QSettings>(QSettings::defaultFormat(), QSettings::UserScope, QStringLiteral("Headroom"),
+                                           QStringLiteral("Headroom"));
     return std::make_unique<QSettings>();
 }
 
 } // namespace
 
-QString LanguageService::savedLanguage()
-{
-    return settings()->value(settingsKey()).toString();
-}
+QString LanguageService::savedLanguage() { return settings()->value(settingsKey()).toString(); }
 
 void LanguageService::setSavedLanguage(const QString& language)
 {
@@ -143,9 +134,7 @@ bool LanguageService::needsCjkFont(const QLocale& locale)
     switch (locale.language()) {
     case QLocale::Chinese:
     case QLocale::Japanese:
-    case QLocale::Korean:
-        return true;
-    default:
-        return false;
+    case QLocale::Korean: return true;
+    default: return false;
     }
 }

@@ -4,8 +4,7 @@
 
 namespace gui {
 
-LayerFilterModel::LayerFilterModel(QObject* parent)
-    : QSortFilterProxyModel(parent)
+LayerFilterModel::LayerFilterModel(QObject* parent) : QSortFilterProxyModel(parent)
 {
     setSortRole(LayerTreeModel::SortRole);
     setFilterRole(LayerTreeModel::FilterRole);

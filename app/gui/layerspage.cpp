@@ -4,6 +4,7 @@
 #include "layerfiltermodel.h"
 #include "layertreemodel.h"
 
+#include "layertreeview.h"
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -11,7 +12,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
-#include "layertreeview.h"
 
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -21,13 +21,9 @@
 namespace gui {
 
 LayersPage::LayersPage(QWidget* parent)
-    : QWidget(parent)
-    , m_model(new LayerTreeModel(this))
-    , m_proxy(new LayerFilterModel(this))
-    , m_view(new LayerTreeView(this))
-    , m_filter(new QLineEdit(this))
-    , m_depth(new QSpinBox(this))
-    , m_showShape(new QCheckBox(tr("Show shape computations"), this))
+    : QWidget(parent), m_model(new LayerTreeModel(this)), m_proxy(new LayerFilterModel(this)),
+      m_view(new LayerTreeView(this)), m_filter(new QLineEdit(this)), m_depth(new QSpinBox(this)),
+      m_showShape(new QCheckBox(tr("Show shape computations"), this))
 {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout;
@@ -64,8 +60,8 @@ LayersPage::LayersPage(QWidget* parent)
         m_view->setItemDelegateForColumn(c, delegate);
 
     connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
-        m_proxy->setFilterRegularExpression(QRegularExpression(QRegularExpression::escape(text),
-                                                               QRegularExpression::CaseInsensitiveOption));
+        m_proxy->setFilterRegularExpression(
+            QRegularExpression(QRegularExpression::escape(text), QRegularExpression::CaseInsensitiveOption));
         if (!text.isEmpty())
             m_view->expandAll();
     });
@@ -74,10 +70,7 @@ LayersPage::LayersPage(QWidget* parent)
     connect(m_model, &QAbstractItemModel::modelReset, this, &LayersPage::modelReset);
 }
 
-void LayersPage::expandToDepth()
-{
-    m_view->openLevels(m_depth->value());
-}
+void LayersPage::expandToDepth() { m_view->openLevels(m_depth->value()); }
 
 void LayersPage::modelReset()
 {
@@ -103,7 +96,8 @@ void LayersPage::modelReset()
         if (c == LayerTreeModel::OpColumn)
             width = std::min(width, 9 * em);
         else if (c == LayerTreeModel::ShapeColumn)
-            width = std::min(width, std::max(11 * em, fm.horizontalAdvance(QStringLiteral("[64, 768, 14, 14]")) + em / 2));
+            width = std::min(width,
+                             std::max(11 * em, fm.horizontalAdvance(QStringLiteral("[64, 768, 14, 14]")) + em / 2));
         m_view->setColumnWidth(c, width);
     }
     header->setSectionResizeMode(LayerTreeModel::NameColumn, QHeaderView::Stretch);

@@ -31,10 +31,7 @@ bool globMatch(std::string_view p, std::string_view t)
     return pi == p.size();
 }
 
-LayerTreeModel::LayerTreeModel(QObject* parent)
-    : TreeModel<LayerItem>(parent)
-{
-}
+LayerTreeModel::LayerTreeModel(QObject* parent) : TreeModel<LayerItem>(parent) {}
 
 void LayerTreeModel::setModel(ModelPtr model)
 {
@@ -126,7 +123,8 @@ void LayerTreeModel::addNodeRow(int n, int parentItem)
     LayerItem item;
     item.node = n;
     const auto slash = node.name.find_last_of('/');
-    item.name = qs(node.name.empty() ? node.op : (slash == std::string::npos ? node.name : node.name.substr(slash + 1)));
+    item.name = qs(node.name.empty() ? node.op
+                                     : (slash == std::string::npos ? node.name : node.name.substr(slash + 1)));
     if (item.name.isEmpty())
         item.name = qs(node.op);
     item.path = qs(m_model->nodePath(n));
@@ -208,10 +206,7 @@ QModelIndex LayerTreeModel::indexForNode(int node, int column) const
     return indexOfItem(m_nodeItem[static_cast<size_t>(node)], column);
 }
 
-int LayerTreeModel::columnCount(const QModelIndex& parent) const
-{
-    return parent.column() > 0 ? 0 : NUM_COLUMNS;
-}
+int LayerTreeModel::columnCount(const QModelIndex& parent) const { return parent.column() > 0 ? 0 : NUM_COLUMNS; }
 
 int64_t LayerTreeModel::columnValue(const LayerItem& item, int column) const
 {
@@ -249,8 +244,10 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
         case ActivationColumn: return bytesText(item.activationBytes, m_units);
         case SavedColumn: return bytesText(item.savedBytes, m_units);
         case ShareColumn:
-            return m_peak > 0 ? tr("%1 %").arg(100.0 * static_cast<double>(item.peakLiveBytes) / static_cast<double>(m_peak), 0, 'f', 1)
-                              : QString();
+            return m_peak > 0
+                       ? tr("%1 %").arg(100.0 * static_cast<double>(item.peakLiveBytes) / static_cast<double>(m_peak),
+                                        0, 'f', 1)
+                       : QString();
         }
         break;
     case SortRole:
@@ -264,7 +261,8 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
     case NodeRole: return item.node;
     case LayerPathRole: return item.path;
     case FilterRole:
-        return item.node >= 0 ? item.name + QLatin1Char(' ') + qs(m_model->nodes[static_cast<size_t>(item.node)].op) : item.name;
+        return item.node >= 0 ? item.name + QLatin1Char(' ') + qs(m_model->nodes[static_cast<size_t>(item.node)].op)
+                              : item.name;
     case Qt::CheckStateRole:
         if (column == NameColumn && !item.shapeGroup)
             return item.frozen ? Qt::Checked : Qt::Unchecked;
@@ -275,7 +273,8 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
                       "memory to speak of. View > Show Shape Computations lists them in place.");
         if (column == NameColumn)
             return tr("%1\nTick to freeze: its parameters get no gradient and no optimizer state "
-                      "(fine-tuning).").arg(item.path);
+                      "(fine-tuning).")
+                .arg(item.path);
         if (column == ShapeColumn || column == OpColumn)
             return data(index, Qt::DisplayRole);
         break;
@@ -290,7 +289,8 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
 
 bool LayerTreeModel::setData(const QModelIndex& index, const QVariant& value, int role)
 {
-    if (role != Qt::CheckStateRole || index.column() != NameColumn || !checkIndex(index, CheckIndexOption::IndexIsValid))
+    if (role != Qt::CheckStateRole || index.column() != NameColumn ||
+        !checkIndex(index, CheckIndexOption::IndexIsValid))
         return false;
     const std::string path = m_items[index.internalId()].path.toStdString();
     const std::string subtree = path + "/*";
@@ -333,13 +333,16 @@ QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, in
         }
     } else if (role == Qt::ToolTipRole) {
         switch (section) {
-        case NameColumn: return tr("Module path from the node names. Tick a layer to freeze it: frozen parameters get no gradient or optimizer state.");
+        case NameColumn:
+            return tr(
+                "Module path from the node names. Tick a layer to freeze it: frozen parameters get no gradient or optimizer state.");
         case OpColumn: return tr("ONNX operator of the graph node.");
         case ShapeColumn: return tr("Output shape at the current symbol values.");
         case ParamsColumn: return tr("Trainable parameter elements owned by the layer.");
         case ActivationColumn: return tr("Bytes of the layer's outputs at this configuration.");
         case SavedColumn: return tr("Bytes the layer keeps for the backward pass (shared tensors counted once).");
-        case ShareColumn: return tr("Share of the peak held by this layer's tensors that are live at the moment of peak.");
+        case ShareColumn:
+            return tr("Share of the peak held by this layer's tensors that are live at the moment of peak.");
         }
     }
     return {};

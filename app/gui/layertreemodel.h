@@ -8,12 +8,13 @@
 
 namespace gui {
 
-struct LayerItem : TreeItem {
-    int layer = -1;        // LayerNode, or -1 for a graph-node row
-    int node = -1;         // graph node shown by this row, or -1 for an aggregate layer
+struct LayerItem : TreeItem
+{
+    int layer = -1;          // LayerNode, or -1 for a graph-node row
+    int node = -1;           // graph node shown by this row, or -1 for an aggregate layer
     bool shapeGroup = false; // the folded "shape computations" row of a layer (its nodes are children)
     QString name;
-    QString path;          // what freezing this row adds to Config::freeze
+    QString path; // what freezing this row adds to Config::freeze
     int64_t params = 0;
     int64_t activationBytes = 0;
     int64_t savedBytes = 0;
@@ -25,7 +26,16 @@ class LayerTreeModel : public TreeModel<LayerItem>
 {
     Q_OBJECT
 public:
-    enum Columns { NameColumn, OpColumn, ShapeColumn, ParamsColumn, ActivationColumn, SavedColumn, ShareColumn, NUM_COLUMNS };
+    enum Columns {
+        NameColumn,
+        OpColumn,
+        ShapeColumn,
+        ParamsColumn,
+        ActivationColumn,
+        SavedColumn,
+        ShareColumn,
+        NUM_COLUMNS
+    };
     enum Roles {
         SortRole = Qt::UserRole, // raw numbers (bytes, elements, share)
         MaxCostRole,             // the column's total, for the share bar
@@ -76,8 +86,8 @@ private:
     headroom::Bindings m_values;
     int64_t m_peak = 0;
     bool m_showShape = false;
-    std::vector<headroom::NodeCost> m_lastNodes;             // the last report's per-node figures
-    std::vector<std::pair<int, int64_t>> m_lastPeakLive;     // (producer node, bytes) live at the peak
+    std::vector<headroom::NodeCost> m_lastNodes;         // the last report's per-node figures
+    std::vector<std::pair<int, int64_t>> m_lastPeakLive; // (producer node, bytes) live at the peak
 };
 
 bool globMatch(std::string_view pattern, std::string_view text);

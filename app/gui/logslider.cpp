@@ -30,10 +30,7 @@ const std::vector<int>& stops()
 } // namespace
 
 LogSlider::LogSlider(QWidget* parent)
-    : QWidget(parent)
-    , m_slider(new QSlider(Qt::Horizontal, this))
-    , m_spin(new QSpinBox(this))
-    , m_mark(new QLabel(this))
+    : QWidget(parent), m_slider(new QSlider(Qt::Horizontal, this)), m_spin(new QSpinBox(this)), m_mark(new QLabel(this))
 {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -67,7 +64,8 @@ int LogSlider::positionFor(int value)
     if (it == t.end())
         return static_cast<int>(t.size()) - 1;
     // The nearest stop (on a log scale) for values between two stops.
-    if (it != t.begin() && *it != value && std::log(static_cast<double>(value) / *(it - 1)) < std::log(static_cast<double>(*it) / value))
+    if (it != t.begin() && *it != value &&
+        std::log(static_cast<double>(value) / *(it - 1)) < std::log(static_cast<double>(*it) / value))
         return static_cast<int>(it - t.begin()) - 1;
     return static_cast<int>(it - t.begin());
 }
@@ -88,15 +86,9 @@ void LogSlider::setRange(int minimum, int maximum)
     m_slider->setValue(positionFor(m_spin->value()));
 }
 
-int LogSlider::value() const
-{
-    return m_spin->value();
-}
+int LogSlider::value() const { return m_spin->value(); }
 
-void LogSlider::setValue(int value)
-{
-    m_spin->setValue(value);
-}
+void LogSlider::setValue(int value) { m_spin->setValue(value); }
 
 void LogSlider::setMaxMark(qint64 value)
 {

@@ -16,7 +16,7 @@ public:
 
     void setRange(int minimum, int maximum);
     int value() const;
-    void setValue(int value);        // emits valueChanged when it changes
+    void setValue(int value); // emits valueChanged when it changes
     QSlider* slider() const { return m_slider; }
     QSpinBox* spinBox() const { return m_spin; }
 

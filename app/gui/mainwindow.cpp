@@ -32,10 +32,8 @@
 #define HEADROOM_HAVE_PROBE_PAGE 0
 #endif
 
-#include <QComboBox>
 #include <QCloseEvent>
-#include <QScreen>
-#include <QUndoStack>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileInfo>
@@ -43,6 +41,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -50,6 +49,7 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 namespace gui {
@@ -60,8 +60,8 @@ QString localOnnxFile(const QMimeData* mime)
     if (!mime || !mime->hasUrls())
         return {};
     for (const QUrl& url : mime->urls())
-        if (url.isLocalFile() && (url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive)
-                                   || url.toLocalFile().endsWith(QLatin1String(".json"), Qt::CaseInsensitive)))
+        if (url.isLocalFile() && (url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive) ||
+                                  url.toLocalFile().endsWith(QLatin1String(".json"), Qt::CaseInsensitive)))
             return url.toLocalFile();
     return {};
 }
@@ -71,17 +71,15 @@ void fitControlsWidth(QScrollArea* scroll)
 {
     QWidget* content = scroll->widget();
     content->ensurePolished();
-    scroll->setMinimumWidth(content->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
-                            + 2 * scroll->frameWidth());
+    scroll->setMinimumWidth(content->minimumSizeHint().width() +
+                            scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 2 * scroll->frameWidth());
 }
 
 // Re-fits whenever the panel's layout changes (a model's sliders, another engineer's controls).
 class FitOnLayoutChange : public QObject
 {
 public:
-    explicit FitOnLayoutChange(QScrollArea* scroll)
-        : QObject(scroll)
-        , m_scroll(scroll)
+    explicit FitOnLayoutChange(QScrollArea* scroll) : QObject(scroll), m_scroll(scroll)
     {
         for (QWidget* w : scroll->widget()->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
             w->installEventFilter(this);
@@ -106,17 +104,10 @@ private:
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent)
-    , m_loader(new ModelLoader(this))
-    , m_session(new AnalysisSession(this))
-    , m_controls(new ControlsPanel(this))
-    , m_info(new ModelInfoPanel(this))
-    , m_verdict(new VerdictBanner(this))
-    , m_tabs(new QTabWidget(this))
-    , m_layers(new LayersPage(this))
-    , m_overview(new OverviewPage(this))
-    , m_timeline(new TimelinePage(this))
-    , m_scaling(new ScalingPage(this))
+    : QMainWindow(parent), m_loader(new ModelLoader(this)), m_session(new AnalysisSession(this)),
+      m_controls(new ControlsPanel(this)), m_info(new ModelInfoPanel(this)), m_verdict(new VerdictBanner(this)),
+      m_tabs(new QTabWidget(this)), m_layers(new LayersPage(this)), m_overview(new OverviewPage(this)),
+      m_timeline(new TimelinePage(this)), m_scaling(new ScalingPage(this))
 {
     setWindowTitle(tr("Headroom"));
     setAcceptDrops(true);
@@ -183,8 +174,8 @@ QDockWidget* MainWindow::createDocks()
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     // Its minimum is the controls' minimum (combos elide), not their preferred width: at 200 % on a small
     // screen the window must still fit; the dock opens at the preferred width where there is room.
-    scroll->setMinimumWidth(left->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)
-                            + 2 * scroll->frameWidth());
+    scroll->setMinimumWidth(left->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+                            2 * scroll->frameWidth());
     scroll->setMinimumHeight(80);
     m_controlsScroll = scroll;
     new WheelGuard(scroll);
@@ -212,7 +203,8 @@ void MainWindow::connectLoader()
     connect(m_loader, &ModelLoader::started, this, [this](int, const QString& path) {
         m_progressLabel->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
         m_progress->setValue(0);
-        for (QWidget* w : {static_cast<QWidget*>(m_progress), static_cast<QWidget*>(m_progressLabel), static_cast<QWidget*>(m_cancel)})
+        for (QWidget* w : {static_cast<QWidget*>(m_progress), static_cast<QWidget*>(m_progressLabel),
+                           static_cast<QWidget*>(m_cancel)})
             w->show();
     });
     connect(m_loader, &ModelLoader::progressChanged, this, [this](int, double fraction, const QString& stage) {
@@ -221,13 +213,15 @@ void MainWindow::connectLoader()
             m_progress->setFormat(stage + QStringLiteral(" %p%"));
     });
     auto hideProgress = [this] {
-        for (QWidget* w : {static_cast<QWidget*>(m_progress), static_cast<QWidget*>(m_progressLabel), static_cast<QWidget*>(m_cancel)})
+        for (QWidget* w : {static_cast<QWidget*>(m_progress), static_cast<QWidget*>(m_progressLabel),
+                           static_cast<QWidget*>(m_cancel)})
             w->hide();
     };
-    connect(m_loader, &ModelLoader::modelAvailable, this, [this, hideProgress](int, ModelPtr model, const QString& path) {
-        hideProgress();
-        onModelAvailable(std::move(model), path);
-    });
+    connect(m_loader, &ModelLoader::modelAvailable, this,
+            [this, hideProgress](int, ModelPtr model, const QString& path) {
+                hideProgress();
+                onModelAvailable(std::move(model), path);
+            });
     connect(m_loader, &ModelLoader::failed, this, [this, hideProgress](int, const QString& message) {
         hideProgress();
         const QString file = m_requestedFile;
@@ -300,8 +294,9 @@ void MainWindow::restoreWindow(QDockWidget* controlsDock)
     }
     if (!restoreState(settings.value(QStringLiteral("window/state")).toByteArray())) {
         // First start: the Configuration dock at its preferred width (its minimum is smaller).
-        resizeDocks({controlsDock}, {m_controlsScroll->widget()->sizeHint().width()
-                                         + m_controlsScroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)},
+        resizeDocks({controlsDock},
+                    {m_controlsScroll->widget()->sizeHint().width() +
+                     m_controlsScroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent)},
                     Qt::Horizontal);
     }
     fitControlsWidth(m_controlsScroll);
@@ -491,11 +486,12 @@ void MainWindow::onTimelineStep(int step)
     QString where;
     if (step >= 0 && static_cast<size_t>(step) < e.timeline.size() && e.timeline[static_cast<size_t>(step)].node >= 0)
         where = qs(model->nodePath(e.timeline[static_cast<size_t>(step)].node));
-    m_timeline->setStepInfo(tr("Step %1 %2: %n activation tensor(s) live (%3), from %4 layer(s); selected in the Layers tab.", nullptr,
-                               static_cast<int>(tensors.size()))
-                                .arg(step)
-                                .arg(where, bytesText(bytes, m_controls->units()))
-                                .arg(nodes.size()));
+    m_timeline->setStepInfo(
+        tr("Step %1 %2: %n activation tensor(s) live (%3), from %4 layer(s); selected in the Layers tab.", nullptr,
+           static_cast<int>(tensors.size()))
+            .arg(step)
+            .arg(where, bytesText(bytes, m_controls->units()))
+            .arg(nodes.size()));
 }
 
 void MainWindow::refreshUnits()
@@ -503,8 +499,9 @@ void MainWindow::refreshUnits()
     const headroom::Units units = m_controls->units();
     m_layers->model()->setUnits(units);
     m_info->setUnits(units);
-    for (Chart* chart : std::initializer_list<Chart*>{m_overview->breakdown(), m_overview->topLayers(), m_timeline->chart(),
-                                                      m_scaling->sweep(), m_scaling->checkpoints()})
+    for (Chart* chart :
+         std::initializer_list<Chart*>{m_overview->breakdown(), m_overview->topLayers(), m_timeline->chart(),
+                                       m_scaling->sweep(), m_scaling->checkpoints()})
         chart->setUnits(units);
     if (m_session->model()) {
         onReportChanged();

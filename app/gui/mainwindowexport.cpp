@@ -50,7 +50,7 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
         options.allNodes = pdfAllNodes;
         // Never a report without its sweep: the session leaves it out while its tab is hidden.
         return m_session->hasSweep() ? writePdfReport(file, *model, m_session->report(), error, options)
-                                       : writePdfReport(file, *model, m_session->config(), error, options);
+                                     : writePdfReport(file, *model, m_session->config(), error, options);
 #else
         if (error)
             *error = tr("This build cannot write PDF reports.");
@@ -59,7 +59,8 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
     }
     // The same bytes as headroom-cli --csv / --json / --netron for this configuration.
     headroom::ReportOptions ro;
-    const headroom::Report report = m_session->hasSweep() ? m_session->report() : headroom::buildReport(*model, m_session->config(), ro);
+    const headroom::Report report = m_session->hasSweep() ? m_session->report()
+                                                          : headroom::buildReport(*model, m_session->config(), ro);
     std::string text;
     switch (kind) {
     case ExportKind::Csv: text = headroom::toCsv(*model, report); break;
@@ -68,8 +69,8 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
     case ExportKind::Pdf: break;
     }
     QSaveFile out(file);
-    if (!out.open(QIODevice::WriteOnly) || out.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())
-        || !out.commit()) {
+    if (!out.open(QIODevice::WriteOnly) ||
+        out.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) || !out.commit()) {
         if (error)
             *error = tr("%1: cannot write: %2").arg(QDir::toNativeSeparators(file), out.errorString());
         return false;
@@ -90,7 +91,8 @@ void MainWindow::exportFile(ExportKind kind)
     if (kind == ExportKind::Pdf) {
         // Qt's own dialog, so the option sits inside it.
         dialog.setOption(QFileDialog::DontUseNativeDialog);
-        allNodes = new QCheckBox(tr("List every graph node (long: one row per node, shape computations included)"), &dialog);
+        allNodes = new QCheckBox(tr("List every graph node (long: one row per node, shape computations included)"),
+                                 &dialog);
         allNodes->setObjectName(QStringLiteral("pdfAllNodes"));
         if (auto* grid = qobject_cast<QGridLayout*>(dialog.layout()))
             grid->addWidget(allNodes, grid->rowCount(), 0, 1, -1);
@@ -107,9 +109,6 @@ void MainWindow::exportFile(ExportKind kind)
         QMessageBox::warning(this, tr("Cannot export"), error);
 }
 
-void MainWindow::exportReport()
-{
-    exportFile(ExportKind::Pdf);
-}
+void MainWindow::exportReport() { exportFile(ExportKind::Pdf); }
 
 } // namespace gui

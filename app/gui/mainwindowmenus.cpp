@@ -53,7 +53,9 @@ void MainWindow::createFileMenu()
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         const QString dir = m_currentFile.isEmpty() ? QString() : QFileInfo(m_currentFile).absolutePath();
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), dir, tr("Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open ONNX model"), dir,
+            tr("Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
@@ -61,7 +63,8 @@ void MainWindow::createFileMenu()
     file->addAction(tr("Open &Sample Model"), this, &MainWindow::openSample);
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
-    QAction* exportAction = exportMenu->addAction(tr("PDF &Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
+    QAction* exportAction = exportMenu->addAction(tr("PDF &Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this,
+                                                  &MainWindow::exportReport);
     exportAction->setEnabled(HEADROOM_HAVE_PDF_REPORT);
     exportMenu->addAction(tr("Layer Table as &CSV…"), this, [this] { exportFile(ExportKind::Csv); });
     exportMenu->addAction(tr("Report as &JSON…"), this, [this] { exportFile(ExportKind::Json); });
@@ -143,7 +146,9 @@ void MainWindow::showAbout()
         tr("<p>Built with Qt %1 and QCustomPlot.</p><p>Licence: see the LICENSE file of the source distribution.</p>"
            "<p>User guide: %2 (F1)<br>Project and issues: <a href=\"%3\">%3</a> (<a href=\"%3/issues\">report a problem</a>)</p>")
             .arg(QString::fromLatin1(qVersion()),
-                 guide.isEmpty() ? tr("not installed") : QStringLiteral("<a href=\"%1\">%2</a>").arg(QUrl::fromLocalFile(guide).toString(), tr("open")),
+                 guide.isEmpty()
+                     ? tr("not installed")
+                     : QStringLiteral("<a href=\"%1\">%2</a>").arg(QUrl::fromLocalFile(guide).toString(), tr("open")),
                  home));
     box.setStandardButtons(QMessageBox::Ok);
     box.exec();
@@ -154,7 +159,8 @@ QString MainWindow::userGuidePath()
     const QString name = QStringLiteral("USER_GUIDE.md");
     const QDir app(QCoreApplication::applicationDirPath());
     const QStringList candidates = {
-        app.filePath(QStringLiteral("../") + QStringLiteral(HEADROOM_INSTALL_DATADIR) + QStringLiteral("/doc/headroom/") + name),
+        app.filePath(QStringLiteral("../") + QStringLiteral(HEADROOM_INSTALL_DATADIR) +
+                     QStringLiteral("/doc/headroom/") + name),
         QStringLiteral(HEADROOM_INSTALL_PREFIX "/" HEADROOM_INSTALL_DATADIR "/doc/headroom/") + name,
         QStringLiteral("/usr/share/doc/headroom/") + name,
         QStringLiteral(HEADROOM_SOURCE_DIR "/docs/") + name,

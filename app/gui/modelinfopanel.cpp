@@ -8,13 +8,8 @@
 namespace gui {
 
 ModelInfoPanel::ModelInfoPanel(QWidget* parent)
-    : QWidget(parent)
-    , m_file(new QLabel(this))
-    , m_producer(new QLabel(this))
-    , m_opset(new QLabel(this))
-    , m_nodes(new QLabel(this))
-    , m_params(new QLabel(this))
-    , m_warnings(new QListWidget(this))
+    : QWidget(parent), m_file(new QLabel(this)), m_producer(new QLabel(this)), m_opset(new QLabel(this)),
+      m_nodes(new QLabel(this)), m_params(new QLabel(this)), m_warnings(new QListWidget(this))
 {
     auto* form = new QFormLayout(this);
     form->addRow(tr("File:"), m_file);
@@ -46,10 +41,7 @@ void ModelInfoPanel::setUnits(headroom::Units units)
     refresh();
 }
 
-QString ModelInfoPanel::fileText() const
-{
-    return m_file->text();
-}
+QString ModelInfoPanel::fileText() const { return m_file->text(); }
 
 void ModelInfoPanel::refresh()
 {

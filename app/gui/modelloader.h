@@ -39,7 +39,8 @@ signals:
     void cancelled(int job);
 
 private:
-    struct Job {
+    struct Job
+    {
         int id = 0;
         std::shared_ptr<std::atomic<bool>> cancel;
         QThread* thread = nullptr;

@@ -9,9 +9,7 @@
 namespace gui {
 
 OverviewPage::OverviewPage(QWidget* parent)
-    : QWidget(parent)
-    , m_breakdown(new BreakdownChart(this))
-    , m_topLayers(new TopLayersChart(this))
+    : QWidget(parent), m_breakdown(new BreakdownChart(this)), m_topLayers(new TopLayersChart(this))
 {
     auto* layout = new QVBoxLayout(this);
     auto* title = new QLabel(tr("Where the memory goes at the peak"), this);

@@ -29,15 +29,16 @@ void PdfReport::assumptions(ReportDocument& doc)
         items << tr("Gradients = one per trainable, unfrozen parameter (%1 elements) at the gradient dtype = %2.")
                      .arg(trainable)
                      .arg(bytes(m.gradients));
-        items << tr("Optimizer states = bytes per trainable parameter × parameters: %1 keeps %2 = %3 (SGD 0, momentum 4, "
-                    "Adam/AdamW 8, Adagrad 4, RMSprop 4 (+4 momentum, +4 centered), Adadelta 8, Lion 4, LAMB 8, 8-bit "
-                    "Adam 2 bytes per parameter; Adafactor keeps factored row and column statistics).")
-                     .arg(gui::optimizerName(c.optimizer),
-                          trainable > 0 ? tr("%1 bytes per parameter")
-                                              .arg(static_cast<double>(m.optimizer) / static_cast<double>(trainable), 0,
-                                                   'f', 2)
-                                        : tr("nothing"),
-                          bytes(m.optimizer));
+        items
+            << tr("Optimizer states = bytes per trainable parameter × parameters: %1 keeps %2 = %3 (SGD 0, momentum 4, "
+                  "Adam/AdamW 8, Adagrad 4, RMSprop 4 (+4 momentum, +4 centered), Adadelta 8, Lion 4, LAMB 8, 8-bit "
+                  "Adam 2 bytes per parameter; Adafactor keeps factored row and column statistics).")
+                   .arg(gui::optimizerName(c.optimizer),
+                        trainable > 0
+                            ? tr("%1 bytes per parameter")
+                                  .arg(static_cast<double>(m.optimizer) / static_cast<double>(trainable), 0, 'f', 2)
+                            : tr("nothing"),
+                        bytes(m.optimizer));
         if (m.masterWeights > 0)
             items << tr("Master weights = FP32 copy of every trainable parameter under mixed precision = %1.")
                          .arg(bytes(m.masterWeights));
@@ -54,11 +55,12 @@ void PdfReport::assumptions(ReportDocument& doc)
                  .arg(bytes(m.peak))
                  .arg(e.peakStep)
                  .arg(e.timeline.size());
-    items << tr("Reserved peak = the same allocations replayed through a model of PyTorch's caching allocator (512-byte "
-                "rounding; requests up to 1 MiB from 2 MiB segments, up to 10 MiB from 20 MiB segments, larger ones "
-                "rounded to 2 MiB; best fit with splitting; freed blocks stay cached) = %1; this is what nvidia-smi "
-                "shows besides the context.")
-                 .arg(bytes(m.reservedPeak));
+    items
+        << tr("Reserved peak = the same allocations replayed through a model of PyTorch's caching allocator (512-byte "
+              "rounding; requests up to 1 MiB from 2 MiB segments, up to 10 MiB from 20 MiB segments, larger ones "
+              "rounded to 2 MiB; best fit with splitting; freed blocks stay cached) = %1; this is what nvidia-smi "
+              "shows besides the context.")
+               .arg(bytes(m.reservedPeak));
     items << tr("Workspace %1 and CUDA context %2 are the defaults for %3 until the probe measures them.")
                  .arg(bytes(m.workspace), bytes(m.context), gui::gpuDisplayName(c.gpu.name));
     items << tr("Needed = %1 + workspace + context = %2; it fits when needed + the safety margin (%3) ≤ capacity (%4). "

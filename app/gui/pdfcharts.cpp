@@ -53,8 +53,9 @@ void PdfReport::charts(ReportDocument& doc)
 
     if (!m_report.checkpointCurve.empty()) {
         doc.heading(tr("Activation checkpointing"), chartHeight + captionRoom);
-        const auto best = std::find_if(m_report.checkpointCurve.begin(), m_report.checkpointCurve.end(),
-                                       [&](const headroom::CheckpointPoint& p) { return p.k == m_report.bestCheckpoint; });
+        const auto best = std::find_if(
+            m_report.checkpointCurve.begin(), m_report.checkpointCurve.end(),
+            [&](const headroom::CheckpointPoint& p) { return p.k == m_report.bestCheckpoint; });
         QString bestText;
         if (best != m_report.checkpointCurve.end())
             bestText = tr("The lowest peak, %1, is at k = %2 segments, for %3 extra forward multiply-accumulates.")

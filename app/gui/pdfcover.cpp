@@ -87,7 +87,8 @@ void PdfReport::verdict(ReportDocument& doc)
     // Say whether the verdict rests on known sizes: with any activation size unknown it is not a verdict.
     const int64_t unknown = m_report.evaluation.shapes.unknown;
     details << (unknown > 0 ? tr("Fit unknown: %n activation size(s) could not be determined; the figures above "
-                                 "leave them out", nullptr, static_cast<int>(unknown))
+                                 "leave them out",
+                                 nullptr, static_cast<int>(unknown))
                             : tr("Fit known: every tensor size is determined at this configuration"));
     for (const QString& d : details)
         doc.paragraph(d, 10);
@@ -130,7 +131,9 @@ void PdfReport::memoryTable(ReportDocument& doc)
     ReportDocument::TableStyle style;
     style.pointSize = 8.5;
     style.rowColor = [neededRow](int r) { return r == neededRow ? QColor(Qt::black) : QColor(0x20, 0x20, 0x20); };
-    doc.table({{tr("Category"), 2.3}, {tr("Size"), 1.1, Qt::AlignRight}, {tr("Bytes"), 1.5, Qt::AlignRight},
+    doc.table({{tr("Category"), 2.3},
+               {tr("Size"), 1.1, Qt::AlignRight},
+               {tr("Bytes"), 1.5, Qt::AlignRight},
                {tr("What it is"), 3.4}},
               rows, style);
 }

@@ -26,8 +26,8 @@ void PdfReport::clusterVerdicts(ReportDocument& doc)
         const int64_t need = (reserved ? g.reservedPeak : g.peak) + overhead;
         const bool fits = c.gpu.capacity <= 0 || need + c.marginBytes <= c.gpu.capacity;
         rows.append({tr("GPU %1").arg(g.index), QString::number(g.batch), bytes(g.weights), bytes(g.gradients),
-                     bytes(g.optimizer), bytes(g.activations), bytes(g.communication), bytes(g.peak),
-                     bytes(need), fits ? tr("fits") : tr("does not fit")});
+                     bytes(g.optimizer), bytes(g.activations), bytes(g.communication), bytes(g.peak), bytes(need),
+                     fits ? tr("fits") : tr("does not fit")});
     }
     ReportDocument::TableStyle style;
     style.rowColor = [this, reserved, overhead](int r) {
@@ -37,10 +37,16 @@ void PdfReport::clusterVerdicts(ReportDocument& doc)
                    ? kGood
                    : kBad;
     };
-    doc.table({{tr("GPU"), 0.9}, {tr("Batch"), 0.8, Qt::AlignRight}, {tr("Weights"), 1, Qt::AlignRight},
-               {tr("Gradients"), 1, Qt::AlignRight}, {tr("Optimizer"), 1, Qt::AlignRight},
-               {tr("Activations"), 1, Qt::AlignRight}, {tr("Communication"), 1.1, Qt::AlignRight},
-               {tr("Peak"), 1, Qt::AlignRight}, {tr("Needed"), 1, Qt::AlignRight}, {tr("Verdict"), 1.1}},
+    doc.table({{tr("GPU"), 0.9},
+               {tr("Batch"), 0.8, Qt::AlignRight},
+               {tr("Weights"), 1, Qt::AlignRight},
+               {tr("Gradients"), 1, Qt::AlignRight},
+               {tr("Optimizer"), 1, Qt::AlignRight},
+               {tr("Activations"), 1, Qt::AlignRight},
+               {tr("Communication"), 1.1, Qt::AlignRight},
+               {tr("Peak"), 1, Qt::AlignRight},
+               {tr("Needed"), 1, Qt::AlignRight},
+               {tr("Verdict"), 1.1}},
               rows, style);
     for (const std::string& n : cluster.notes)
         doc.bullet(qs(n));
@@ -50,8 +56,8 @@ void PdfReport::presetVerdicts(ReportDocument& doc)
 {
     const headroom::Config& c = m_report.config;
     doc.heading(tr("Would it fit on other GPUs?"));
-    doc.paragraph(tr("The same configuration on each preset, with that GPU's own context and workspace defaults."),
-                  8.5, kMuted);
+    doc.paragraph(tr("The same configuration on each preset, with that GPU's own context and workspace defaults."), 8.5,
+                  kMuted);
     QList<QStringList> rows;
     std::vector<bool> fits;
     // One plan for all presets: only the GPU's capacity, context and workspace change.
@@ -64,16 +70,19 @@ void PdfReport::presetVerdicts(ReportDocument& doc)
         const bool ok = needed <= spec.capacity - cc.marginBytes;
         fits.push_back(ok);
         rows.append({qs(spec.name), bytes(spec.capacity), bytes(needed),
-                     ok ? tr("fits, %1 free").arg(bytes(free)) : tr("short by %1").arg(bytes(-free)),
-                     [&] {
-                         const int64_t mb = m_model.batchSymbol >= 0 ? headroom::maxBatch(plan, cc) : headroom::kUnknownMax;
+                     ok ? tr("fits, %1 free").arg(bytes(free)) : tr("short by %1").arg(bytes(-free)), [&] {
+                         const int64_t mb = m_model.batchSymbol >= 0 ? headroom::maxBatch(plan, cc)
+                                                                     : headroom::kUnknownMax;
                          return mb == headroom::kUnknownMax ? QStringLiteral("–") : QString::number(mb);
                      }()});
     }
     ReportDocument::TableStyle style;
     style.rowColor = [fits](int r) { return fits[static_cast<size_t>(r)] ? kGood : kBad; };
-    doc.table({{tr("GPU"), 2.4}, {tr("Capacity"), 1, Qt::AlignRight}, {tr("Needed"), 1, Qt::AlignRight},
-               {tr("Verdict"), 1.8}, {tr("Largest batch"), 1, Qt::AlignRight}},
+    doc.table({{tr("GPU"), 2.4},
+               {tr("Capacity"), 1, Qt::AlignRight},
+               {tr("Needed"), 1, Qt::AlignRight},
+               {tr("Verdict"), 1.8},
+               {tr("Largest batch"), 1, Qt::AlignRight}},
               rows, style);
 }
 
@@ -88,15 +97,19 @@ void PdfReport::advice(ReportDocument& doc)
     std::vector<bool> fits;
     for (const headroom::Advice& a : m_report.advice) {
         // A precision change names the policy in full: "bf16" alone does not say pure or AMP.
-        const QString setting = a.kind == headroom::Advice::Kind::Dtype ? gui::dtypeName(a.changed.dtype) : qs(a.summary);
+        const QString setting = a.kind == headroom::Advice::Kind::Dtype ? gui::dtypeName(a.changed.dtype)
+                                                                        : qs(a.summary);
         rows.append({adviceKindName(a.kind), setting, bytes(a.saving()), bytes(a.needAfter),
                      a.fitsAfter ? tr("fits") : tr("does not fit")});
         fits.push_back(a.fitsAfter);
     }
     ReportDocument::TableStyle style;
     style.rowColor = [fits](int r) { return fits[static_cast<size_t>(r)] ? kGood : QColor(Qt::black); };
-    doc.table({{tr("Change"), 1.6}, {tr("Setting"), 1.8}, {tr("Saves"), 1, Qt::AlignRight},
-               {tr("Needed after"), 1, Qt::AlignRight}, {tr("Verdict"), 1}},
+    doc.table({{tr("Change"), 1.6},
+               {tr("Setting"), 1.8},
+               {tr("Saves"), 1, Qt::AlignRight},
+               {tr("Needed after"), 1, Qt::AlignRight},
+               {tr("Verdict"), 1}},
               rows, style);
 }
 

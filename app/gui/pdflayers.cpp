@@ -44,9 +44,13 @@ void PdfReport::topLayers(ReportDocument& doc)
                      cost.params > 0 ? gui::countText(cost.params) : QString(), bytes(cost.outputBytes),
                      bytes(cost.savedBytes), percent(key(n), total)});
     }
-    doc.table({{tr("#"), 0.35, Qt::AlignRight}, {tr("Layer"), 3.2}, {tr("Op"), 1.6},
-               {tr("Params"), 0.8, Qt::AlignRight}, {tr("Activation"), 1, Qt::AlignRight},
-               {tr("Saved"), 1, Qt::AlignRight}, {tr("Share"), 0.7, Qt::AlignRight}},
+    doc.table({{tr("#"), 0.35, Qt::AlignRight},
+               {tr("Layer"), 3.2},
+               {tr("Op"), 1.6},
+               {tr("Params"), 0.8, Qt::AlignRight},
+               {tr("Activation"), 1, Qt::AlignRight},
+               {tr("Saved"), 1, Qt::AlignRight},
+               {tr("Share"), 0.7, Qt::AlignRight}},
               rows);
 }
 
@@ -70,10 +74,11 @@ void PdfReport::peakCulprits(ReportDocument& doc)
             origin = tr("(buffer)");
         else
             origin = tr("(model input)");
-        rows.append({qs(tensor.name), origin,
-                     qs(headroom::shapeString(m_model, t, &e.shapes.values)), b >= 0 ? bytes(b) : tr("unknown")});
+        rows.append({qs(tensor.name), origin, qs(headroom::shapeString(m_model, t, &e.shapes.values)),
+                     b >= 0 ? bytes(b) : tr("unknown")});
     }
-    doc.table({{tr("Tensor"), 2}, {tr("Produced by"), 3}, {tr("Shape"), 1.6}, {tr("Bytes"), 0.9, Qt::AlignRight}}, rows);
+    doc.table({{tr("Tensor"), 2}, {tr("Produced by"), 3}, {tr("Shape"), 1.6}, {tr("Bytes"), 0.9, Qt::AlignRight}},
+              rows);
 }
 
 void PdfReport::layerTable(ReportDocument& doc)
@@ -94,7 +99,8 @@ void PdfReport::layerTable(ReportDocument& doc)
                 const headroom::LayerCost& c = costs[static_cast<size_t>(entry.layer)];
                 const headroom::LayerNode& l = m_model.layers[static_cast<size_t>(entry.layer)];
                 const bool single = c.nodes == 1 && c.lastNode >= 0;
-                rows.append({indent + qs(l.name), single ? qs(m_model.nodes[static_cast<size_t>(c.lastNode)].op) : QString(),
+                rows.append({indent + qs(l.name),
+                             single ? qs(m_model.nodes[static_cast<size_t>(c.lastNode)].op) : QString(),
                              c.params > 0 ? gui::countText(c.params) : QString(),
                              c.unknownShape ? tr("unknown") : bytes(c.outputBytes),
                              c.savedBytes > 0 ? bytes(c.savedBytes) : QString()});
@@ -111,8 +117,9 @@ void PdfReport::layerTable(ReportDocument& doc)
                     out += e.nodes[static_cast<size_t>(n)].outputBytes;
                     saved += e.nodes[static_cast<size_t>(n)].savedBytes;
                 }
-            rows.append({indent + tr("shape computations (%n nodes)", nullptr, static_cast<int>(entry.shapeNodes.size())),
-                         QString(), QString(), bytes(out), saved > 0 ? bytes(saved) : QString()});
+            rows.append(
+                {indent + tr("shape computations (%n nodes)", nullptr, static_cast<int>(entry.shapeNodes.size())),
+                 QString(), QString(), bytes(out), saved > 0 ? bytes(saved) : QString()});
         }
     };
     if (!m_model.layers.empty())
@@ -126,8 +133,11 @@ void PdfReport::layerTable(ReportDocument& doc)
                   8.5, kMuted);
     ReportDocument::TableStyle style;
     style.pointSize = 7;
-    doc.table({{tr("Layer"), 4.6}, {tr("Op"), 1.65}, {tr("Params"), 0.9, Qt::AlignRight},
-               {tr("Activation"), 1.05, Qt::AlignRight}, {tr("Saved"), 0.9, Qt::AlignRight}},
+    doc.table({{tr("Layer"), 4.6},
+               {tr("Op"), 1.65},
+               {tr("Params"), 0.9, Qt::AlignRight},
+               {tr("Activation"), 1.05, Qt::AlignRight},
+               {tr("Saved"), 0.9, Qt::AlignRight}},
               rows, style);
 }
 
@@ -158,8 +168,12 @@ void PdfReport::nodeTable(ReportDocument& doc)
     }
     ReportDocument::TableStyle style;
     style.pointSize = 7;
-    doc.table({{tr("#"), 0.45, Qt::AlignRight}, {tr("Layer"), 3.6}, {tr("Op"), 1.65}, {tr("Output shape"), 1.95},
-               {tr("Params"), 0.75, Qt::AlignRight}, {tr("Activation"), 1.05, Qt::AlignRight},
+    doc.table({{tr("#"), 0.45, Qt::AlignRight},
+               {tr("Layer"), 3.6},
+               {tr("Op"), 1.65},
+               {tr("Output shape"), 1.95},
+               {tr("Params"), 0.75, Qt::AlignRight},
+               {tr("Activation"), 1.05, Qt::AlignRight},
                {tr("Saved"), 0.9, Qt::AlignRight}},
               rows, style);
 }

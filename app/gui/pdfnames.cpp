@@ -84,17 +84,13 @@ QString probeStatusName(headroom::ProbeResult::Status s)
     return {};
 }
 
-QString yesNo(bool b)
-{
-    return b ? PdfReport::tr("yes") : PdfReport::tr("no");
-}
+QString yesNo(bool b) { return b ? PdfReport::tr("yes") : PdfReport::tr("no"); }
 
 QString percent(int64_t part, int64_t whole)
 {
     if (whole <= 0)
         return QStringLiteral("–");
-    return QString::number(100.0 * static_cast<double>(part) / static_cast<double>(whole), 'f', 1)
-         + QLatin1Char('%');
+    return QString::number(100.0 * static_cast<double>(part) / static_cast<double>(whole), 'f', 1) + QLatin1Char('%');
 }
 
 } // namespace gui::pdf

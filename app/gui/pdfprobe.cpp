@@ -24,10 +24,11 @@ void PdfReport::probe(ReportDocument& doc)
         return;
     }
     const headroom::Breakdown& m = m_report.evaluation.memory;
-    doc.paragraph(tr("headroom-probe replayed this configuration's allocations on %1 (%2) with real cudaMalloc/cudaFree "
-                     "and read the device's memory after every event.")
-                      .arg(qs(r.deviceName), bytes(r.totalBytes)),
-                  8.5, kMuted);
+    doc.paragraph(
+        tr("headroom-probe replayed this configuration's allocations on %1 (%2) with real cudaMalloc/cudaFree "
+           "and read the device's memory after every event.")
+            .arg(qs(r.deviceName), bytes(r.totalBytes)),
+        8.5, kMuted);
     auto diff = [this](int64_t measured, int64_t predicted) {
         return measured < 0 ? QStringLiteral("–") : bytes(measured - predicted);
     };
@@ -46,7 +47,9 @@ void PdfReport::probe(ReportDocument& doc)
         rows.append({tr("Largest batch that fits"), QString::number(m_report.fit.maxBatch),
                      r.maxBatchIsLowerBound ? tr("≥ %1").arg(r.measuredMaxBatch) : QString::number(r.measuredMaxBatch),
                      QString::number(r.measuredMaxBatch - m_report.fit.maxBatch)});
-    doc.table({{tr("Figure"), 2.4}, {tr("Predicted"), 1, Qt::AlignRight}, {tr("Measured"), 1, Qt::AlignRight},
+    doc.table({{tr("Figure"), 2.4},
+               {tr("Predicted"), 1, Qt::AlignRight},
+               {tr("Measured"), 1, Qt::AlignRight},
                {tr("Difference"), 1, Qt::AlignRight}},
               rows);
     if (!r.peakByCategory.empty()) {

@@ -10,10 +10,11 @@ struct Model;
 struct Report;
 } // namespace headroom
 
-struct PdfReportOptions {
+struct PdfReportOptions
+{
     headroom::Units units = headroom::Units::IEC;
-    bool gpuTable = true; // the "would it fit on ..." table over the GPU presets (costs one fit each)
-    int depth = 3;        // layer table depth, as the GUI's tree opens
+    bool gpuTable = true;  // the "would it fit on ..." table over the GPU presets (costs one fit each)
+    int depth = 3;         // layer table depth, as the GUI's tree opens
     bool allNodes = false; // the full per-node table instead (every graph node, shape computations included)
 };
 
@@ -23,8 +24,8 @@ struct PdfReportOptions {
 // The file is written atomically (QSaveFile): on failure nothing is left at `file`, the function returns
 // false and *error (if given) holds one line naming the file and the problem.
 // Needs a QApplication (the charts are widgets); headless callers use the offscreen platform.
-bool writePdfReport(const QString& file, const headroom::Model& model, const headroom::Config& config,
-                    QString* error, const PdfReportOptions& options = {});
+bool writePdfReport(const QString& file, const headroom::Model& model, const headroom::Config& config, QString* error,
+                    const PdfReportOptions& options = {});
 // The same from a report computed already (buildReport with sweep on, so the curves are there).
-bool writePdfReport(const QString& file, const headroom::Model& model, const headroom::Report& report,
-                    QString* error, const PdfReportOptions& options = {});
+bool writePdfReport(const QString& file, const headroom::Model& model, const headroom::Report& report, QString* error,
+                    const PdfReportOptions& options = {});

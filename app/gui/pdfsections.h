@@ -29,9 +29,7 @@ class PdfReport
 
 public:
     PdfReport(const headroom::Model& model, const headroom::Report& report, const PdfReportOptions& options)
-        : m_model(model)
-        , m_report(report)
-        , m_options(options)
+        : m_model(model), m_report(report), m_options(options)
     {
     }
 

@@ -29,9 +29,10 @@ void PdfReport::modelIdentity(ReportDocument& doc)
         {tr("IR version"), QString::number(info.irVersion)},
         {tr("Opsets"), opsets.join(QStringLiteral(", "))},
         {tr("Layers (graph nodes)"), QString::number(m_model.nodes.size())},
-        {tr("Trainable parameters"),
-         tr("%1 (%2 elements, %3)").arg(gui::countText(m_model.params.trainable)).arg(m_model.params.trainable)
-             .arg(bytes(m_model.params.trainableBytes))},
+        {tr("Trainable parameters"), tr("%1 (%2 elements, %3)")
+                                         .arg(gui::countText(m_model.params.trainable))
+                                         .arg(m_model.params.trainable)
+                                         .arg(bytes(m_model.params.trainableBytes))},
         {tr("Buffers"), tr("%1 elements, %2").arg(m_model.params.buffers).arg(bytes(m_model.params.bufferBytes))},
         {tr("Symbols"), symbols.isEmpty() ? tr("none (all shapes are static)") : symbols.join(QStringLiteral("; "))},
     };
@@ -55,10 +56,9 @@ void PdfReport::configuration(ReportDocument& doc)
             opt += tr(" (%1 bytes per parameter)").arg(c.customOptimizerBytes);
         rows.append({tr("Optimizer"), opt});
         rows.append({tr("Loss"), lossName(c.loss)});
-        rows.append({tr("Checkpoint segments"),
-                     c.checkpointSegments > 1 ? QString::number(c.checkpointSegments) : tr("off")});
-        rows.append({tr("Gradient accumulation"),
-                     c.accumulate > 1 ? tr("%1 steps").arg(c.accumulate) : tr("off")});
+        rows.append(
+            {tr("Checkpoint segments"), c.checkpointSegments > 1 ? QString::number(c.checkpointSegments) : tr("off")});
+        rows.append({tr("Gradient accumulation"), c.accumulate > 1 ? tr("%1 steps").arg(c.accumulate) : tr("off")});
         rows.append({tr("Frozen layers"), c.freeze.empty() ? tr("none") : [&] {
                          QStringList l;
                          for (const std::string& p : c.freeze)
@@ -67,8 +67,9 @@ void PdfReport::configuration(ReportDocument& doc)
                      }()});
     }
     rows.append({tr("Inplace activations"), yesNo(c.inplace)});
-    rows.append({tr("GPU"), c.gpu.capacity > 0 ? tr("%1, %2").arg(gui::gpuDisplayName(c.gpu.name), bytes(c.gpu.capacity))
-                                               : tr("none selected")});
+    rows.append({tr("GPU"), c.gpu.capacity > 0
+                                ? tr("%1, %2").arg(gui::gpuDisplayName(c.gpu.name), bytes(c.gpu.capacity))
+                                : tr("none selected")});
     if (c.gpus > 1 || c.strategy != headroom::Strategy::Single) {
         rows.append({tr("GPUs"), tr("%1 × %2").arg(c.gpus).arg(strategyName(c.strategy))});
         if (c.offload)
@@ -92,8 +93,7 @@ QString PdfReport::cliEquivalent() const
             s += QStringLiteral(" --set %1=%2").arg(qs(m_model.symbols[i].name)).arg(c.symbols[i]);
     s += QStringLiteral(" --mode %1 --dtype %2").arg(qs(toString(c.mode)), qs(toString(c.dtype)));
     if (c.mode == headroom::Mode::Train)
-        s += QStringLiteral(" --optimizer %1 --loss %2")
-                 .arg(qs(toString(c.optimizer)), qs(toString(c.loss)));
+        s += QStringLiteral(" --optimizer %1 --loss %2").arg(qs(toString(c.optimizer)), qs(toString(c.loss)));
     if (c.checkpointSegments > 1)
         s += QStringLiteral(" --checkpoint %1").arg(c.checkpointSegments);
     if (c.accumulate > 1)
@@ -102,7 +102,8 @@ QString PdfReport::cliEquivalent() const
         s += QStringLiteral(" --inplace");
     const headroom::FineTune& ft = c.finetune;
     if (ft.lora.r > 0) {
-        QString spec = QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
+        QString spec =
+            QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
         if (ft.lora.dtype != "fp32")
             spec += QStringLiteral(",dtype=") + qs(ft.lora.dtype);
         QStringList t;

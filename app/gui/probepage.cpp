@@ -28,18 +28,11 @@
 namespace gui {
 
 ProbePage::ProbePage(QWidget* parent)
-    : QWidget(parent)
-    , m_device(new QComboBox(this))
-    , m_detect(new QPushButton(tr("Detect devices"), this))
-    , m_timeLimit(new QSpinBox(this))
-    , m_run(new QPushButton(tr("Run probe"), this))
-    , m_cancelButton(new QPushButton(tr("Cancel"), this))
-    , m_progress(new QProgressBar(this))
-    , m_message(new QLabel(this))
-    , m_maxBatch(new QLabel(this))
-    , m_table(new QTableWidget(this))
-    , m_categoryPlot(new QCustomPlot(this))
-    , m_timelinePlot(new QCustomPlot(this))
+    : QWidget(parent), m_device(new QComboBox(this)), m_detect(new QPushButton(tr("Detect devices"), this)),
+      m_timeLimit(new QSpinBox(this)), m_run(new QPushButton(tr("Run probe"), this)),
+      m_cancelButton(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
+      m_message(new QLabel(this)), m_maxBatch(new QLabel(this)), m_table(new QTableWidget(this)),
+      m_categoryPlot(new QCustomPlot(this)), m_timelinePlot(new QCustomPlot(this))
 {
     describeControls();
     setupTable();
@@ -107,9 +100,10 @@ void ProbePage::layoutPage()
     split->addWidget(m_table);
     // No empty axes before a run: say what the charts will show and how to get them.
     m_chartStack = new QStackedWidget(this);
-    auto* empty = new QLabel(tr("Run the probe to measure the CUDA context, the peak per category and the "
-                                "allocation timeline on this GPU; theory and measurement are then plotted side by side."),
-                             this);
+    auto* empty = new QLabel(
+        tr("Run the probe to measure the CUDA context, the peak per category and the "
+           "allocation timeline on this GPU; theory and measurement are then plotted side by side."),
+        this);
     empty->setObjectName(QStringLiteral("probeEmptyState"));
     empty->setWordWrap(true);
     empty->setAlignment(Qt::AlignCenter);
@@ -132,7 +126,7 @@ void ProbePage::addMeasurementTable(QHBoxLayout* controls, QSplitter* split)
     auto* loadButton = new QPushButton(tr("Load measurement…"), this);
     loadButton->setObjectName(QStringLiteral("probeLoadMeasurement"));
     loadButton->setToolTip(tr("Set a real run's figures beside the theory: gpu_truth.py JSON lines or a "
-                                   "PyTorch memory snapshot saved as JSON"));
+                              "PyTorch memory snapshot saved as JSON"));
     controls->addWidget(loadButton);
     auto* measured = new QTableWidget(0, 4, this);
     measured->setObjectName(QStringLiteral("probeMeasurementTable"));
@@ -163,15 +157,9 @@ ProbePage::~ProbePage()
     }
 }
 
-void ProbePage::setProbePath(const QString& path)
-{
-    m_probePath = path;
-}
+void ProbePage::setProbePath(const QString& path) { m_probePath = path; }
 
-void ProbePage::setTimeLimit(int seconds)
-{
-    m_timeLimit->setValue(seconds);
-}
+void ProbePage::setTimeLimit(int seconds) { m_timeLimit->setValue(seconds); }
 
 void ProbePage::setUnits(headroom::Units units)
 {
@@ -181,10 +169,7 @@ void ProbePage::setUnits(headroom::Units units)
     showResult();
 }
 
-QString ProbePage::message() const
-{
-    return m_message->text();
-}
+QString ProbePage::message() const { return m_message->text(); }
 
 void ProbePage::setContext(std::shared_ptr<const headroom::Model> model, const headroom::Config& config)
 {
@@ -192,15 +177,9 @@ void ProbePage::setContext(std::shared_ptr<const headroom::Model> model, const h
     m_config = config;
 }
 
-void ProbePage::run()
-{
-    start(false);
-}
+void ProbePage::run() { start(false); }
 
-void ProbePage::detectDevices()
-{
-    start(true);
-}
+void ProbePage::detectDevices() { start(true); }
 
 void ProbePage::cancel()
 {
@@ -233,10 +212,10 @@ void ProbePage::start(bool listOnly)
                 headroom::ProbePlan plan;
                 if (model) {
                     theory->maxBatch = headroom::maxBatch(*model, config);
-                    const int64_t batch = model->batchSymbol >= 0
-                            && static_cast<size_t>(model->batchSymbol) < config.symbols.size()
-                        ? config.symbols[static_cast<size_t>(model->batchSymbol)]
-                        : 1;
+                    const int64_t batch = model->batchSymbol >= 0 &&
+                                                  static_cast<size_t>(model->batchSymbol) < config.symbols.size()
+                                              ? config.symbols[static_cast<size_t>(model->batchSymbol)]
+                                              : 1;
                     plan = headroom::makeProbePlan(*model, config, headroom::bisectionBatches(theory->maxBatch, batch));
                     theory->valid = true;
                     theory->peakByCategory = headroom::peakByCategory(plan.events);
@@ -252,7 +231,8 @@ void ProbePage::start(bool listOnly)
                 headroom::ProbeRunOptions options;
                 options.cancel = cancelFlag.get();
                 options.progress = [this](double f, const std::string& stage) {
-                    QMetaObject::invokeMethod(this, [this, f, s = qs(stage)] { onProgress(f, s); }, Qt::QueuedConnection);
+                    QMetaObject::invokeMethod(
+                        this, [this, f, s = qs(stage)] { onProgress(f, s); }, Qt::QueuedConnection);
                 };
                 if (cancelFlag->load())
                     result.status = headroom::ProbeResult::Status::Cancelled;

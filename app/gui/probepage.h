@@ -61,7 +61,8 @@ signals:
 
 private:
     // What the engine predicts for the same plan, computed on the worker with the plan.
-    struct Theory {
+    struct Theory
+    {
         bool valid = false;
         std::vector<std::pair<std::string, int64_t>> peakByCategory;
         std::vector<int64_t> liveAfterEvent;

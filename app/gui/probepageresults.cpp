@@ -71,12 +71,13 @@ void fillMeasurement(QTableWidget* table, const nlohmann::json& compare, headroo
         table->insertRow(row);
         table->setItem(row, 0, item(title));
         table->setItem(row, 1, item(qs(headroom::formatBytes(r["theory"].get<int64_t>(), units))));
-        table->setItem(row, 2, item(r["measured"].is_number()
-                                        ? qs(headroom::formatBytes(r["measured"].get<int64_t>(), units))
-                                        : QStringLiteral("–")));
-        table->setItem(row, 3, item(r["error_pct"].is_number()
-                                        ? QStringLiteral("%1 %").arg(r["error_pct"].get<double>(), 0, 'f', 1)
-                                        : QStringLiteral("–")));
+        table->setItem(row, 2,
+                       item(r["measured"].is_number() ? qs(headroom::formatBytes(r["measured"].get<int64_t>(), units))
+                                                      : QStringLiteral("–")));
+        table->setItem(row, 3,
+                       item(r["error_pct"].is_number()
+                                ? QStringLiteral("%1 %").arg(r["error_pct"].get<double>(), 0, 'f', 1)
+                                : QStringLiteral("–")));
     }
 }
 
@@ -92,7 +93,8 @@ void ProbePage::loadMeasurement(const QString& path)
     headroom::MeasurementKey key;
     key.model = QFileInfo(qs(m_model->info.file)).completeBaseName().toStdString();
     key.batch = m_model->batchSymbol >= 0 && static_cast<size_t>(m_model->batchSymbol) < m_config.symbols.size()
-        ? m_config.symbols[static_cast<size_t>(m_model->batchSymbol)] : 1;
+                    ? m_config.symbols[static_cast<size_t>(m_model->batchSymbol)]
+                    : 1;
     if (const int s = m_model->symbolIndex("seq"); s >= 0 && static_cast<size_t>(s) < m_config.symbols.size())
         key.seq = m_config.symbols[static_cast<size_t>(s)];
     key.config = m_config;
@@ -126,13 +128,15 @@ void ProbePage::showResult()
             const int64_t d = measuredBytes - theoryBytes;
             diff = (d > 0 ? QStringLiteral("+") : QString()) + (bytes ? bytesText(d, m_units) : QString::number(d));
             if (theoryBytes > 0)
-                diffTip = tr("%1 % of theory").arg(100.0 * static_cast<double>(d) / static_cast<double>(theoryBytes), 0, 'f', 1);
+                diffTip = tr("%1 % of theory")
+                              .arg(100.0 * static_cast<double>(d) / static_cast<double>(theoryBytes), 0, 'f', 1);
         }
         m_table->setItem(row, DifferenceColumn, item(diff, diffTip));
     };
     const int64_t workspace = m_result.cublasWorkspace < 0 && m_result.cudnnWorkspace < 0
-        ? -1
-        : std::max<int64_t>(0, m_result.cublasWorkspace) + std::max<int64_t>(0, m_result.cudnnWorkspace);
+                                  ? -1
+                                  : std::max<int64_t>(0, m_result.cublasWorkspace) +
+                                        std::max<int64_t>(0, m_result.cudnnWorkspace);
     addRow(tr("CUDA context"), theory.context, m_result.contextBytes,
            tr("Measured as device memory used before and after the context was created (%1)")
                .arg(qs(m_result.contextMethod)));
@@ -160,10 +164,11 @@ void ProbePage::showResult()
                 addRow(categoryTitle(name), -1, bytes, tr("Most bytes of this category live at once"));
 
     if (measured && m_result.measuredMaxBatch >= 0) {
-        const QString m = (m_result.maxBatchIsLowerBound ? tr("at least %1") : QStringLiteral("%1"))
-                              .arg(m_result.measuredMaxBatch);
-        m_maxBatch->setText(theory.maxBatch >= 0 ? tr("Max batch: measured %1, predicted %2").arg(m).arg(theory.maxBatch)
-                                                 : tr("Max batch: measured %1").arg(m));
+        const QString m =
+            (m_result.maxBatchIsLowerBound ? tr("at least %1") : QStringLiteral("%1")).arg(m_result.measuredMaxBatch);
+        m_maxBatch->setText(theory.maxBatch >= 0
+                                ? tr("Max batch: measured %1, predicted %2").arg(m).arg(theory.maxBatch)
+                                : tr("Max batch: measured %1").arg(m));
     } else {
         m_maxBatch->setText(theory.maxBatch >= 0 ? tr("Max batch: predicted %1").arg(theory.maxBatch) : QString());
     }

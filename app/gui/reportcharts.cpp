@@ -3,8 +3,8 @@
 #include "batchsweepchart.h"
 #include "breakdownchart.h"
 #include "checkpointchart.h"
-#include "timelinechart.h"
 #include "reportdocument.h"
+#include "timelinechart.h"
 #include "toplayerschart.h"
 
 #include <QPainter>

@@ -57,8 +57,8 @@ QFont reportFont()
     const QStringList installed = QFontDatabase::families();
     QStringList wanted;
     if (LanguageService::needsCjkFont(QLocale()))
-        wanted = {QStringLiteral("Noto Sans CJK SC"), QStringLiteral("Source Han Sans SC"),
-                  QStringLiteral("Noto Sans SC"), QStringLiteral("WenQuanYi Micro Hei"),
+        wanted = {QStringLiteral("Noto Sans CJK SC"),    QStringLiteral("Source Han Sans SC"),
+                  QStringLiteral("Noto Sans SC"),        QStringLiteral("WenQuanYi Micro Hei"),
                   QStringLiteral("Droid Sans Fallback"), QStringLiteral("Microsoft YaHei"),
                   QStringLiteral("PingFang SC")};
     wanted << QStringLiteral("DejaVu Sans") << QStringLiteral("Noto Sans") << QStringLiteral("Liberation Sans");
@@ -75,9 +75,7 @@ QFont reportFont()
 }
 
 ReportDocument::ReportDocument(QPagedPaintDevice& device, QPainter& painter, const QFont& baseFont)
-    : m_device(device)
-    , m_painter(painter)
-    , m_base(baseFont)
+    : m_device(device), m_painter(painter), m_base(baseFont)
 {
     m_dpi = device.logicalDpiY();
     m_width = device.width();
@@ -118,8 +116,7 @@ void ReportDocument::drawFooter()
     const qreal pageWidth = pt(60);
     drawText(QRectF(box.left(), box.top() + pt(3), m_width - pageWidth, box.height()), m_footer, f, kMuted,
              Qt::AlignLeft);
-    drawText(QRectF(m_width - pageWidth, box.top() + pt(3), pageWidth, box.height()), page, f, kMuted,
-             Qt::AlignRight);
+    drawText(QRectF(m_width - pageWidth, box.top() + pt(3), pageWidth, box.height()), page, f, kMuted, Qt::AlignRight);
 }
 
 void ReportDocument::newPage()
@@ -212,8 +209,8 @@ void ReportDocument::keyValues(const QList<std::pair<QString, QString>>& rows, q
     const qreal keyWidth = m_width * keyShare;
     const qreal valueWidth = m_width - keyWidth;
     for (const auto& [key, value] : rows) {
-        const qreal h = std::max(textHeight(key, keyFont, keyWidth - pt(6)), textHeight(value, valueFont, valueWidth))
-                      + pt(2.5);
+        const qreal h = std::max(textHeight(key, keyFont, keyWidth - pt(6)), textHeight(value, valueFont, valueWidth)) +
+                        pt(2.5);
         ensureSpace(h);
         drawText(QRectF(0, m_y, keyWidth - pt(6), h), key, keyFont, kMuted, Qt::AlignLeft);
         drawText(QRectF(keyWidth, m_y, valueWidth, h), value, valueFont, Qt::black, Qt::AlignLeft);
@@ -290,9 +287,6 @@ QRectF ReportDocument::reserve(qreal height)
     return box;
 }
 
-void ReportDocument::finish()
-{
-    drawFooter();
-}
+void ReportDocument::finish() { drawFooter(); }
 
 } // namespace gui

@@ -23,12 +23,14 @@ QFont reportFont();
 class ReportDocument
 {
 public:
-    struct Column {
+    struct Column
+    {
         QString header;
-        qreal weight = 1;                 // share of the table width
+        qreal weight = 1; // share of the table width
         Qt::Alignment align = Qt::AlignLeft;
     };
-    struct TableStyle {
+    struct TableStyle
+    {
         qreal pointSize = 7.5;
         bool zebra = true;
         std::function<QColor(int row)> rowColor; // text colour per row; default black
@@ -45,7 +47,7 @@ public:
     QPainter& painter() { return m_painter; }
 
     void newPage();
-    void ensureSpace(qreal height);  // starts a new page unless `height` fits below the cursor
+    void ensureSpace(qreal height); // starts a new page unless `height` fits below the cursor
     void space(qreal height);
 
     void title(const QString& text, const QString& subtitle);
@@ -64,7 +66,7 @@ public:
     // Pixels per point on this device (fonts are sized in points; lengths are computed from them).
     qreal pt(qreal points) const { return points * m_dpi / 72.0; }
 
-    void finish();                   // draws the last page's footer
+    void finish(); // draws the last page's footer
 
 private:
     QFont font(qreal pointSize, bool bold = false) const;

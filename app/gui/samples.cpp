@@ -12,7 +12,8 @@ QString findSampleModel()
     const QDir app(QCoreApplication::applicationDirPath());
     const QStringList candidates = {
         app.filePath(QStringLiteral("samples/") + name),
-        app.filePath(QStringLiteral("../") + QStringLiteral(HEADROOM_INSTALL_DATADIR) + QStringLiteral("/headroom/samples/") + name),
+        app.filePath(QStringLiteral("../") + QStringLiteral(HEADROOM_INSTALL_DATADIR) +
+                     QStringLiteral("/headroom/samples/") + name),
         QStringLiteral(HEADROOM_INSTALL_PREFIX "/" HEADROOM_INSTALL_DATADIR "/headroom/samples/") + name,
         QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/") + name,
     };

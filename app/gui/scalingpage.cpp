@@ -9,9 +9,7 @@
 namespace gui {
 
 ScalingPage::ScalingPage(QWidget* parent)
-    : QWidget(parent)
-    , m_sweep(new BatchSweepChart(this))
-    , m_checkpoints(new CheckpointChart(this))
+    : QWidget(parent), m_sweep(new BatchSweepChart(this)), m_checkpoints(new CheckpointChart(this))
 {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(new QLabel(tr("Memory needed against the batch size"), this));

@@ -81,14 +81,14 @@ bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batc
     for (size_t i = 0; i < a.symbols.size(); ++i)
         if (static_cast<int>(i) != batchSymbol && a.symbols[i] != b.symbols[i])
             return false;
-    return a.mode == b.mode && a.dtype == b.dtype && a.optimizer == b.optimizer
-        && a.customOptimizerBytes == b.customOptimizerBytes && a.rmspropMomentum == b.rmspropMomentum
-        && a.rmspropCentered == b.rmspropCentered && a.loss == b.loss && a.checkpointSegments == b.checkpointSegments
-        && a.accumulate == b.accumulate && a.inplace == b.inplace && a.freeze == b.freeze && a.gpu.name == b.gpu.name
-        && a.gpu.capacity == b.gpu.capacity && a.gpu.context == b.gpu.context && a.gpu.workspace == b.gpu.workspace
-        && a.marginBytes == b.marginBytes && a.gpus == b.gpus && a.strategy == b.strategy && a.gpu0Batch == b.gpu0Batch
-        && a.offload == b.offload && a.allocator == b.allocator && a.attention == b.attention && a.device == b.device
-        && a.torch == b.torch;
+    return a.mode == b.mode && a.dtype == b.dtype && a.optimizer == b.optimizer &&
+           a.customOptimizerBytes == b.customOptimizerBytes && a.rmspropMomentum == b.rmspropMomentum &&
+           a.rmspropCentered == b.rmspropCentered && a.loss == b.loss && a.checkpointSegments == b.checkpointSegments &&
+           a.accumulate == b.accumulate && a.inplace == b.inplace && a.freeze == b.freeze && a.gpu.name == b.gpu.name &&
+           a.gpu.capacity == b.gpu.capacity && a.gpu.context == b.gpu.context && a.gpu.workspace == b.gpu.workspace &&
+           a.marginBytes == b.marginBytes && a.gpus == b.gpus && a.strategy == b.strategy &&
+           a.gpu0Batch == b.gpu0Batch && a.offload == b.offload && a.allocator == b.allocator &&
+           a.attention == b.attention && a.device == b.device && a.torch == b.torch;
 }
 
 constexpr int DetailsDelayMs = 120; // a drag's ticks come faster than this; the full report waits for a pause
@@ -97,9 +97,7 @@ constexpr int DetailsDelayMs = 120; // a drag's ticks come faster than this; the
 constexpr size_t AsyncNodes = 5000;
 } // namespace
 
-AnalysisSession::AnalysisSession(QObject* parent)
-    : QObject(parent)
-    , m_detailsTimer(new QTimer(this))
+AnalysisSession::AnalysisSession(QObject* parent) : QObject(parent), m_detailsTimer(new QTimer(this))
 {
     m_pool.setMaxThreadCount(1);
     m_fastPool.setMaxThreadCount(1);
@@ -169,10 +167,7 @@ void AnalysisSession::recompute()
     }
 }
 
-bool AnalysisSession::planIsSlow() const
-{
-    return m_model && m_model->nodes.size() > AsyncNodes;
-}
+bool AnalysisSession::planIsSlow() const { return m_model && m_model->nodes.size() > AsyncNodes; }
 
 AnalysisSession::Fast AnalysisSession::computeFast(const ModelPtr& model, headroom::EnginePlan plan,
                                                    const headroom::Config& config, std::optional<int64_t> maxBatch)
@@ -228,35 +223,35 @@ void AnalysisSession::startFast()
     // The plan points into the model; the captured ModelPtr keeps it alive if another model is opened.
     m_fastPool.start([this, job, model = m_model, plan = m_plan, config = m_config, known] {
         auto fast = std::make_shared<Fast>(computeFast(model, plan, config, known));
-        QMetaObject::invokeMethod(this, [this, job, fast] {
-            m_fastRunning = false;
-            if (job == m_job) {
-                if (m_complete)
-                    return; // the full report landed first; it has the same figures and more
-                applyFast(std::move(*fast));
-                // The full report waits for the drag's pause after these figures, not after the move:
-                // on a 100k-node graph a tick's figures take longer than the pause, and a full report
-                // started under them competes for the cores with the next tick's (perf: 3/4 of the
-                // worker time during a drag was cancelled full reports).
-                scheduleDetails();
-            } else {
-                m_lastFastMs = fast->ms;
-                if (fast->plan.model == m_model.get() && headroom::planMatches(fast->plan, m_config))
-                    m_plan = fast->plan; // still the right plan: the next job need not build it again
-                if (fast->searchedMaxBatch) {
-                    m_maxBatch = *fast->searchedMaxBatch;
-                    m_maxBatchConfig = fast->report.config;
+        QMetaObject::invokeMethod(
+            this,
+            [this, job, fast] {
+                m_fastRunning = false;
+                if (job == m_job) {
+                    if (m_complete)
+                        return; // the full report landed first; it has the same figures and more
+                    applyFast(std::move(*fast));
+                    // The full report waits for the drag's pause after these figures, not after the move:
+                    // on a 100k-node graph a tick's figures take longer than the pause, and a full report
+                    // started under them competes for the cores with the next tick's (perf: 3/4 of the
+                    // worker time during a drag was cancelled full reports).
+                    scheduleDetails();
+                } else {
+                    m_lastFastMs = fast->ms;
+                    if (fast->plan.model == m_model.get() && headroom::planMatches(fast->plan, m_config))
+                        m_plan = fast->plan; // still the right plan: the next job need not build it again
+                    if (fast->searchedMaxBatch) {
+                        m_maxBatch = *fast->searchedMaxBatch;
+                        m_maxBatchConfig = fast->report.config;
+                    }
+                    startFast(); // stale: compute the configuration the controls show now
                 }
-                startFast(); // stale: compute the configuration the controls show now
-            }
-        }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
     });
 }
 
-void AnalysisSession::scheduleDetails()
-{
-    m_detailsTimer->start();
-}
+void AnalysisSession::scheduleDetails() { m_detailsTimer->start(); }
 
 void AnalysisSession::startDetails()
 {
@@ -268,26 +263,30 @@ void AnalysisSession::startDetails()
     // ModelPtr keeps the model it points into alive.
     const bool sweep = m_sweepWanted;
     m_pool.start([this, job, sweep, model = m_model, plan = m_plan, config = m_config, cancel = m_detailsCancel] {
-        const headroom::EnginePlan use =
-            plan.model == model.get() && headroom::planMatches(plan, config) ? plan : headroom::makePlan(*model, config);
+        const headroom::EnginePlan use = plan.model == model.get() && headroom::planMatches(plan, config)
+                                             ? plan
+                                             : headroom::makePlan(*model, config);
         auto report = std::make_shared<headroom::Report>(computeDetails(use, config, sweep, cancel.get()));
-        QMetaObject::invokeMethod(this, [this, job, sweep, report] {
-            m_running = false;
-            if (job == m_job && !report->cancelled) {
-                m_report = std::move(*report);
-                m_reportHasSweep = sweep;
-                m_complete = true;
-                if (m_shownJob != job) { // it overtook the fast figures' worker
-                    m_shownJob = job;
-                    emit reportChanged();
+        QMetaObject::invokeMethod(
+            this,
+            [this, job, sweep, report] {
+                m_running = false;
+                if (job == m_job && !report->cancelled) {
+                    m_report = std::move(*report);
+                    m_reportHasSweep = sweep;
+                    m_complete = true;
+                    if (m_shownJob != job) { // it overtook the fast figures' worker
+                        m_shownJob = job;
+                        emit reportChanged();
+                    }
+                    emit detailsChanged();
+                    if (m_sweepWanted && !sweep)
+                        startDetails(); // the sweep's tab was shown while this ran without it
+                } else if (m_pending) {
+                    startDetails();
                 }
-                emit detailsChanged();
-                if (m_sweepWanted && !sweep)
-                    startDetails(); // the sweep's tab was shown while this ran without it
-            } else if (m_pending) {
-                startDetails();
-            }
-        }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
     });
 }
 

@@ -69,7 +69,8 @@ signals:
     void detailsChanged();
 
 private:
-    struct Fast {
+    struct Fast
+    {
         headroom::Report report;
         headroom::EnginePlan plan;               // the plan it used (built by the job when none matched)
         std::optional<int64_t> searchedMaxBatch; // set when the max batch had to be searched
@@ -98,14 +99,14 @@ private:
     bool m_synchronous = false;
     bool m_sweepWanted = true;
     bool m_reportHasSweep = false; // the details in m_report were computed with the sweep
-    int m_job = 0;           // latest configuration's id
-    int m_shownJob = 0;      // the configuration whose fast figures m_report holds
-    bool m_running = false;  // a details job is in flight
-    bool m_pending = false;  // the configuration changed while it ran
-    bool m_fastRunning = false; // a fast job is in flight
-    bool m_fastPending = false; // the configuration changed while it ran
+    int m_job = 0;                 // latest configuration's id
+    int m_shownJob = 0;            // the configuration whose fast figures m_report holds
+    bool m_running = false;        // a details job is in flight
+    bool m_pending = false;        // the configuration changed while it ran
+    bool m_fastRunning = false;    // a fast job is in flight
+    bool m_fastPending = false;    // the configuration changed while it ran
     double m_lastFastMs = 0;
-    double m_asyncThresholdMs = 4; // a quarter frame: the slider and repaint must fit in the rest
+    double m_asyncThresholdMs = 4;                      // a quarter frame: the slider and repaint must fit in the rest
     std::shared_ptr<std::atomic<bool>> m_detailsCancel; // the running full report's stop flag
     QTimer* m_detailsTimer;
     QThreadPool m_pool;     // the full report

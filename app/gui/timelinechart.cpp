@@ -20,8 +20,7 @@ QString phaseName(headroom::Phase p)
 }
 } // namespace
 
-TimelineChart::TimelineChart(QWidget* parent)
-    : Chart(parent)
+TimelineChart::TimelineChart(QWidget* parent) : Chart(parent)
 {
     QCustomPlot* p = plot();
     m_graph = p->addGraph();
@@ -126,9 +125,9 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
         const bool last = i == e.timeline.size();
         // A band's label is centred on it, except at the plot's edges, where it is anchored to the edge
         // (with padding) so it stays inside the plot whatever the band's width or the chart's size.
-        const double x = last ? e.timeline[i - 1].step + 0.5
-                              : first ? e.timeline[begin].step - 0.5
-                                      : (e.timeline[begin].step + e.timeline[i - 1].step) / 2.0;
+        const double x = last    ? e.timeline[i - 1].step + 0.5
+                         : first ? e.timeline[begin].step - 0.5
+                                 : (e.timeline[begin].step + e.timeline[i - 1].step) / 2.0;
         label->position->setCoords(x, 0.02);
         label->setPositionAlignment(Qt::AlignTop | (last ? Qt::AlignRight : first ? Qt::AlignLeft : Qt::AlignHCenter));
         label->setPadding(QMargins(4, 0, 4, 0));

@@ -8,9 +8,7 @@
 namespace gui {
 
 TimelinePage::TimelinePage(QWidget* parent)
-    : QWidget(parent)
-    , m_chart(new TimelineChart(this))
-    , m_info(new QLabel(this))
+    : QWidget(parent), m_chart(new TimelineChart(this)), m_info(new QLabel(this))
 {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_chart, 1);
@@ -19,9 +17,6 @@ TimelinePage::TimelinePage(QWidget* parent)
     setStepInfo(tr("Click the timeline to select the layers whose tensors are live at that step."));
 }
 
-void TimelinePage::setStepInfo(const QString& text)
-{
-    m_info->setText(text);
-}
+void TimelinePage::setStepInfo(const QString& text) { m_info->setText(text); }
 
 } // namespace gui

@@ -25,7 +25,8 @@ QStringList distinctLabels(const QStringList& paths, const QFontMetrics& metrics
             auto shorten = [&](const QStringList& parts) {
                 if (k >= parts.size())
                     return metrics.elidedText(parts.join(QLatin1Char('/')), Qt::ElideLeft, width);
-                const QString head = parts[k] + (k + 1 < parts.size() ? QStringLiteral("/…/") + parts.last() : QString());
+                const QString head = parts[k] +
+                                     (k + 1 < parts.size() ? QStringLiteral("/…/") + parts.last() : QString());
                 return metrics.elidedText(head, Qt::ElideMiddle, width);
             };
             labels[i] = shorten(a);
@@ -40,9 +41,7 @@ QStringList distinctLabels(const QStringList& paths, const QFontMetrics& metrics
     return labels;
 }
 
-TopLayersChart::TopLayersChart(QWidget* parent, int count)
-    : Chart(parent)
-    , m_count(count)
+TopLayersChart::TopLayersChart(QWidget* parent, int count) : Chart(parent), m_count(count)
 {
     QCustomPlot* p = plot();
     m_bars = new QCPBars(p->yAxis, p->xAxis);
@@ -83,7 +82,9 @@ void TopLayersChart::setReport(const headroom::Model& model, const headroom::Rep
     }
     const size_t keep = std::min(m_top.size(), static_cast<size_t>(m_count));
     std::partial_sort(m_top.begin(), m_top.begin() + static_cast<std::ptrdiff_t>(keep), m_top.end(),
-                      [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+                      [](const auto& a, const auto& b) {
+                          return a.second > b.second || (a.second == b.second && a.first < b.first);
+                      });
     m_top.resize(keep);
 
     QCustomPlot* p = plot();

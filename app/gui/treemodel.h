@@ -8,14 +8,14 @@
 
 namespace gui {
 
-struct TreeItem {
+struct TreeItem
+{
     int parent = -1;
     int row = 0;
     std::vector<int> children;
 };
 
-template <typename Item>
-class TreeModel : public QAbstractItemModel
+template <typename Item> class TreeModel : public QAbstractItemModel
 {
 public:
     using QAbstractItemModel::QAbstractItemModel;
@@ -78,10 +78,10 @@ protected:
             const auto& children = m_items[i].children;
             if (children.empty())
                 continue;
-            emit dataChanged(createIndex(0, first, static_cast<quintptr>(children.front())),
-                             createIndex(static_cast<int>(children.size()) - 1, last,
-                                         static_cast<quintptr>(children.back())),
-                             roles);
+            emit dataChanged(
+                createIndex(0, first, static_cast<quintptr>(children.front())),
+                createIndex(static_cast<int>(children.size()) - 1, last, static_cast<quintptr>(children.back())),
+                roles);
         }
     }
 

@@ -1,7 +1,7 @@
 #include "verdict.h"
 
-#include <QEvent>
 #include "headroom/memory/finetune_summary.h"
+#include <QEvent>
 
 namespace gui {
 
@@ -15,7 +15,8 @@ QString signedSaving(int64_t saving, headroom::Units units)
 int64_t batchOf(const headroom::Model& model, const headroom::Config& c)
 {
     return model.batchSymbol >= 0 && static_cast<size_t>(model.batchSymbol) < c.symbols.size()
-               ? c.symbols[static_cast<size_t>(model.batchSymbol)] : 1;
+               ? c.symbols[static_cast<size_t>(model.batchSymbol)]
+               : 1;
 }
 } // namespace
 
@@ -27,10 +28,15 @@ QString adviceText(const headroom::Advice& a, const headroom::Model& model, head
     case K::Batch: what = VerdictBanner::tr("batch %1").arg(batchOf(model, a.changed)); break;
     // The policy's full name: "bf16" alone does not say whether AMP or pure bf16 is meant.
     case K::Dtype: what = dtypeName(a.changed.dtype); break;
-    case K::Checkpoint: what = VerdictBanner::tr("%n checkpoint segment(s)", nullptr, a.changed.checkpointSegments); break;
+    case K::Checkpoint:
+        what = VerdictBanner::tr("%n checkpoint segment(s)", nullptr, a.changed.checkpointSegments);
+        break;
     case K::Accumulate: what = VerdictBanner::tr("%n accumulation step(s)", nullptr, a.changed.accumulate); break;
     case K::Inplace: what = VerdictBanner::tr("inplace activations"); break;
-    case K::Freeze: what = VerdictBanner::tr("freeze %1").arg(qs(a.changed.freeze.empty() ? std::string() : a.changed.freeze.front())); break;
+    case K::Freeze:
+        what =
+            VerdictBanner::tr("freeze %1").arg(qs(a.changed.freeze.empty() ? std::string() : a.changed.freeze.front()));
+        break;
     case K::ZeroStage: what = qs(headroom::toString(a.changed.strategy)); break;
     case K::Gpu0Batch: what = VerdictBanner::tr("GPU 0 batch %1").arg(a.changed.gpu0Batch); break;
     }
@@ -64,19 +70,29 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
 {
     const headroom::Fit fit = shownFit(report);
     if (fit.sizesUnknown)
-        return fit.unknownTensors == 1 ? VerdictBanner::tr("Cannot tell: 1 tensor of unknown size")
-                                       : VerdictBanner::tr("Cannot tell: %1 tensors of unknown size").arg(fit.unknownTensors);
+        return fit.unknownTensors == 1
+                   ? VerdictBanner::tr("Cannot tell: 1 tensor of unknown size")
+                   : VerdictBanner::tr("Cannot tell: %1 tensors of unknown size").arg(fit.unknownTensors);
     const QString gpu = VerdictBanner::tr("%1 (%2)").arg(gpuDisplayName(fit.gpu), bytesText(fit.capacity, units));
     const size_t gpus = report.cluster.gpus.size();
     if (gpus > 1) {
         const int heaviest = report.cluster.heaviest;
         if (fit.fits)
-            //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it, %5 largest global batch that fits
-            return VerdictBanner::tr("Fits on %1 \u00d7 %2 \u2014 GPU %3, the most loaded, has %4 headroom, max global batch %5")
-                .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.headroom, units)).arg(fit.maxBatch);
+            //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it, %5 largest global
+            //: batch that fits
+            return VerdictBanner::tr(
+                       "Fits on %1 \u00d7 %2 \u2014 GPU %3, the most loaded, has %4 headroom, max global batch %5")
+                .arg(gpus)
+                .arg(gpu)
+                .arg(heaviest)
+                .arg(bytesText(fit.headroom, units))
+                .arg(fit.maxBatch);
         //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 bytes it needs
         return VerdictBanner::tr("Does not fit on %1 \u00d7 %2 \u2014 GPU %3 needs %4")
-            .arg(gpus).arg(gpu).arg(heaviest).arg(bytesText(fit.needed, units));
+            .arg(gpus)
+            .arg(gpu)
+            .arg(heaviest)
+            .arg(bytesText(fit.needed, units));
     }
     if (fit.fits && fit.maxBatch == headroom::kUnknownMax)
         //: %1 GPU, %2 free bytes left; no largest batch: the need stays under capacity up to the search limit
@@ -84,7 +100,8 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
     if (fit.fits)
         //: %1 GPU, %2 free bytes left, %3 largest batch that fits
         return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom, max batch %3")
-            .arg(gpu, bytesText(fit.headroom, units)).arg(fit.maxBatch);
+            .arg(gpu, bytesText(fit.headroom, units))
+            .arg(fit.maxBatch);
     QString text = VerdictBanner::tr("Does not fit on %1 \u2014 needs %2").arg(gpu, bytesText(fit.needed, units));
     return text;
 }
@@ -96,21 +113,25 @@ QString fineTuneText(const headroom::Model& model, const headroom::Report& repor
         return {};
     const headroom::FineTuneSummary f = headroom::summarizeFineTune(model, report.config, report.evaluation);
     const QString method = ft.quant != headroom::Quant::None ? VerdictBanner::tr("QLoRA") : VerdictBanner::tr("LoRA");
-    //: %1 LoRA or QLoRA, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their gradients, their optimizer state
-    QString text = VerdictBanner::tr("%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6")
-                       .arg(method, countText(f.trainableParams), bytesText(f.frozenBytes, units), bytesText(f.adapterBytes, units),
-                            bytesText(f.adapterGradientBytes, units), bytesText(f.adapterOptimizerBytes, units));
+    //: %1 LoRA or QLoRA, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their
+    //: gradients, their optimizer state
+    QString text =
+        VerdictBanner::tr(
+            "%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6")
+            .arg(method, countText(f.trainableParams), bytesText(f.frozenBytes, units),
+                 bytesText(f.adapterBytes, units), bytesText(f.adapterGradientBytes, units),
+                 bytesText(f.adapterOptimizerBytes, units));
     if (report.evaluation.memory.pagedOptimizer > 0)
         //: follows the optimizer state: how much of it a paged optimizer keeps in CUDA unified memory
-        text += VerdictBanner::tr(" (%1 of it paged, outside the peak)").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
+        text += VerdictBanner::tr(" (%1 of it paged, outside the peak)")
+                    .arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
     if (f.dequantTransientBytes > 0)
         //: the largest 4-bit weight unpacked while its layer runs, counted at the peak
         text += VerdictBanner::tr(" · dequantized weight %1").arg(bytesText(f.dequantTransientBytes, units));
     return text;
 }
 
-VerdictBanner::VerdictBanner(QWidget* parent)
-    : QLabel(parent)
+VerdictBanner::VerdictBanner(QWidget* parent) : QLabel(parent)
 {
     setObjectName(QStringLiteral("verdict"));
     setWordWrap(true);
@@ -159,13 +180,16 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
     }
     // What the verdict is for, so a changed precision or optimizer shows here too.
     const headroom::Config& c = report.config;
-    text += tr(" · %1, %2").arg(dtypeName(c.dtype), c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
+    text += tr(" · %1, %2")
+                .arg(dtypeName(c.dtype),
+                     c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
     const QString split = fineTuneText(model, report, units);
     if (!split.isEmpty())
         text += QLatin1Char('\n') + split;
     if (split.isEmpty() && report.evaluation.memory.pagedOptimizer > 0)
         //: %1 bytes of a paged optimizer's state, kept in CUDA unified memory and not counted in the peak
-        text += tr(" · paged optimizer state %1 outside the peak").arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
+        text += tr(" · paged optimizer state %1 outside the peak")
+                    .arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
     setText(text);
     applyColours();
 }

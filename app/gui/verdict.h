@@ -3,8 +3,8 @@
 // — needs 31.2 GiB; try bf16 (−9.80 GiB), ...". Every figure comes from computeFit() and advise().
 #include "guiutil.h"
 
-#include "headroom/report/report.h"
 #include "headroom/memory/finetune_summary.h"
+#include "headroom/report/report.h"
 
 #include <QLabel>
 

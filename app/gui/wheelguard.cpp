@@ -25,9 +25,7 @@ QWidget* valueControl(QWidget* w)
 
 } // namespace
 
-WheelGuard::WheelGuard(QScrollArea* area)
-    : QObject(area)
-    , m_area(area)
+WheelGuard::WheelGuard(QScrollArea* area) : QObject(area), m_area(area)
 {
     qApp->installEventFilter(this);
     // Widgets that exist already were polished before the guard: set their policy now.

@@ -35,8 +35,7 @@ void* openFirst(std::initializer_list<const char*> names)
     return nullptr;
 }
 
-template <typename F>
-bool resolve(void* lib, const char* name, F& fn)
+template <typename F> bool resolve(void* lib, const char* name, F& fn)
 {
     fn = reinterpret_cast<F>(dlsym(lib, name));
     return fn != nullptr;
@@ -47,7 +46,8 @@ bool resolve(void* lib, const char* name, F& fn)
 int64_t nvmlUsedBytes(const std::string& pciBusId)
 {
     // NVML ships with the driver; its ABI for these four calls has been stable since driver 3xx.
-    struct NvmlMemory {
+    struct NvmlMemory
+    {
         unsigned long long total, free, used;
     };
     using Init = int (*)();
@@ -60,9 +60,9 @@ int64_t nvmlUsedBytes(const std::string& pciBusId)
     ByPci byPci = nullptr;
     MemInfo memInfo = nullptr;
     int64_t used = -1;
-    if (resolve(lib, "nvmlInit_v2", init) && resolve(lib, "nvmlShutdown", shutdown)
-        && resolve(lib, "nvmlDeviceGetHandleByPciBusId_v2", byPci) && resolve(lib, "nvmlDeviceGetMemoryInfo", memInfo)
-        && init() == 0) {
+    if (resolve(lib, "nvmlInit_v2", init) && resolve(lib, "nvmlShutdown", shutdown) &&
+        resolve(lib, "nvmlDeviceGetHandleByPciBusId_v2", byPci) && resolve(lib, "nvmlDeviceGetMemoryInfo", memInfo) &&
+        init() == 0) {
         void* dev = nullptr;
         NvmlMemory m{};
         if (byPci(pciBusId.c_str(), &dev) == 0 && memInfo(dev, &m) == 0)
@@ -73,7 +73,8 @@ int64_t nvmlUsedBytes(const std::string& pciBusId)
     return used;
 }
 
-struct Libraries::Impl {
+struct Libraries::Impl
+{
     void* cublasLib = nullptr;
     void* cudnnLib = nullptr;
 #if HEADROOM_PROBE_CUBLAS
@@ -127,8 +128,8 @@ void Libraries::Impl::measureCublas([[maybe_unused]] const headroom::ProbePlan& 
                                       long long, const void*, void*, cudaDataType, int, long long, int,
                                       cublasComputeType_t, cublasGemmAlgo_t);
     GemmFn gemm = nullptr;
-    if (!resolve(cublasLib, "cublasCreate_v2", create) || !resolve(cublasLib, "cublasDestroy_v2", cublasDestroy)
-        || !resolve(cublasLib, "cublasGemmStridedBatchedEx", gemm)) {
+    if (!resolve(cublasLib, "cublasCreate_v2", create) || !resolve(cublasLib, "cublasDestroy_v2", cublasDestroy) ||
+        !resolve(cublasLib, "cublasGemmStridedBatchedEx", gemm)) {
         m.warnings.emplace_back("cuBLAS lacks the expected functions: its workspace is not measured");
         return;
     }
@@ -143,8 +144,10 @@ void Libraries::Impl::measureCublas([[maybe_unused]] const headroom::ProbePlan& 
     // The largest GEMMs by work (at most 8); with none in the plan, one small GEMM so the library sets up.
     std::vector<headroom::ProbePlan::Gemm> gemms = plan.gemms;
     std::sort(gemms.begin(), gemms.end(), [](const auto& a, const auto& b) {
-        return static_cast<double>(a.m) * static_cast<double>(a.n) * static_cast<double>(a.k) * static_cast<double>(a.batch)
-            > static_cast<double>(b.m) * static_cast<double>(b.n) * static_cast<double>(b.k) * static_cast<double>(b.batch);
+        return static_cast<double>(a.m) * static_cast<double>(a.n) * static_cast<double>(a.k) *
+                   static_cast<double>(a.batch) >
+               static_cast<double>(b.m) * static_cast<double>(b.n) * static_cast<double>(b.k) *
+                   static_cast<double>(b.batch);
     });
     if (gemms.size() > 8)
         gemms.resize(8);
@@ -160,8 +163,8 @@ void Libraries::Impl::measureCublas([[maybe_unused]] const headroom::ProbePlan& 
         const int64_t a = g.m * g.k, b = g.k * g.n, c = g.m * g.n;
         const int64_t bytes = (a + b + c) * g.batch * elt;
         if (bytes <= 0 || bytes > static_cast<int64_t>(freeBytes / 4)) {
-            m.warnings.push_back("GEMM " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k)
-                                 + " skipped: operands too large");
+            m.warnings.push_back("GEMM " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k) +
+                                 " skipped: operands too large");
             continue;
         }
         void* buf = nullptr;
@@ -200,7 +203,9 @@ void Libraries::Impl::measureCudnn([[maybe_unused]] const headroom::ProbePlan& p
         m.warnings.emplace_back("cuDNN not found: its workspace is not measured");
         return;
     }
-#define HEADROOM_CUDNN_FN(name) decltype(&::name) name##Fn = nullptr; ok = ok && resolve(cudnnLib, #name, name##Fn)
+#define HEADROOM_CUDNN_FN(name)                                                                                        \
+    decltype(&::name) name##Fn = nullptr;                                                                              \
+    ok = ok && resolve(cudnnLib, #name, name##Fn)
     bool ok = true;
     HEADROOM_CUDNN_FN(cudnnCreate);
     HEADROOM_CUDNN_FN(cudnnCreateTensorDescriptor);
@@ -232,9 +237,9 @@ void Libraries::Impl::measureCudnn([[maybe_unused]] const headroom::ProbePlan& p
     }
     m.cudnnHandle = std::max<int64_t>(0, deviceUsed() - before);
     m.cudnnWorkspace = 0;
-    const cudnnDataType_t type = plan.dtype == "fp16" ? CUDNN_DATA_HALF
-        : plan.dtype == "bf16"                        ? CUDNN_DATA_BFLOAT16
-                                                      : CUDNN_DATA_FLOAT;
+    const cudnnDataType_t type = plan.dtype == "fp16"   ? CUDNN_DATA_HALF
+                                 : plan.dtype == "bf16" ? CUDNN_DATA_BFLOAT16
+                                                        : CUDNN_DATA_FLOAT;
     cudnnTensorDescriptor_t x = nullptr, y = nullptr;
     cudnnFilterDescriptor_t w = nullptr;
     cudnnConvolutionDescriptor_t conv = nullptr;
@@ -251,27 +256,27 @@ void Libraries::Impl::measureCudnn([[maybe_unused]] const headroom::ProbePlan& p
         }
         int on = 0, oc = 0, oh = 0, ow = 0;
         if (cudnnSetTensor4dDescriptorFn(x, CUDNN_TENSOR_NCHW, type, static_cast<int>(c.n), static_cast<int>(c.c),
-                                         static_cast<int>(c.h), static_cast<int>(c.w)) != CUDNN_STATUS_SUCCESS
-            || cudnnSetFilter4dDescriptorFn(w, type, CUDNN_TENSOR_NCHW, static_cast<int>(c.k),
-                                            static_cast<int>(c.c / c.groups), static_cast<int>(c.r), static_cast<int>(c.s))
-                != CUDNN_STATUS_SUCCESS
-            || cudnnSetConvolution2dDescriptorFn(conv, static_cast<int>(c.padH), static_cast<int>(c.padW),
-                                                 static_cast<int>(c.strideH), static_cast<int>(c.strideW),
-                                                 static_cast<int>(c.dilationH), static_cast<int>(c.dilationW),
-                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) != CUDNN_STATUS_SUCCESS
-            || cudnnSetConvolutionGroupCountFn(conv, static_cast<int>(c.groups)) != CUDNN_STATUS_SUCCESS
-            || cudnnSetConvolutionMathTypeFn(conv, type == CUDNN_DATA_FLOAT ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH)
-                != CUDNN_STATUS_SUCCESS
-            || cudnnGetConvolution2dForwardOutputDimFn(conv, x, w, &on, &oc, &oh, &ow) != CUDNN_STATUS_SUCCESS
-            || cudnnSetTensor4dDescriptorFn(y, CUDNN_TENSOR_NCHW, type, on, oc, oh, ow) != CUDNN_STATUS_SUCCESS) {
+                                         static_cast<int>(c.h), static_cast<int>(c.w)) != CUDNN_STATUS_SUCCESS ||
+            cudnnSetFilter4dDescriptorFn(w, type, CUDNN_TENSOR_NCHW, static_cast<int>(c.k),
+                                         static_cast<int>(c.c / c.groups), static_cast<int>(c.r),
+                                         static_cast<int>(c.s)) != CUDNN_STATUS_SUCCESS ||
+            cudnnSetConvolution2dDescriptorFn(conv, static_cast<int>(c.padH), static_cast<int>(c.padW),
+                                              static_cast<int>(c.strideH), static_cast<int>(c.strideW),
+                                              static_cast<int>(c.dilationH), static_cast<int>(c.dilationW),
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) != CUDNN_STATUS_SUCCESS ||
+            cudnnSetConvolutionGroupCountFn(conv, static_cast<int>(c.groups)) != CUDNN_STATUS_SUCCESS ||
+            cudnnSetConvolutionMathTypeFn(conv, type == CUDNN_DATA_FLOAT ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH) !=
+                CUDNN_STATUS_SUCCESS ||
+            cudnnGetConvolution2dForwardOutputDimFn(conv, x, w, &on, &oc, &oh, &ow) != CUDNN_STATUS_SUCCESS ||
+            cudnnSetTensor4dDescriptorFn(y, CUDNN_TENSOR_NCHW, type, on, oc, oh, ow) != CUDNN_STATUS_SUCCESS) {
             ++failed;
             continue;
         }
         // The heuristics' first working choice is what frameworks run without benchmarking.
         int n = 0;
         cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        if (cudnnGetConvolutionForwardAlgorithm_v7Fn(cudnn, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd)
-            == CUDNN_STATUS_SUCCESS)
+        if (cudnnGetConvolutionForwardAlgorithm_v7Fn(cudnn, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd) ==
+            CUDNN_STATUS_SUCCESS)
             for (int i = 0; i < n; ++i)
                 if (fwd[i].status == CUDNN_STATUS_SUCCESS) {
                     m.cudnnWorkspace = std::max(m.cudnnWorkspace, static_cast<int64_t>(fwd[i].memory));
@@ -279,18 +284,16 @@ void Libraries::Impl::measureCudnn([[maybe_unused]] const headroom::ProbePlan& p
                 }
         if (plan.train) { // backward kernels only run in training
             cudnnConvolutionBwdDataAlgoPerf_t bd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-            if (cudnnGetConvolutionBackwardDataAlgorithm_v7Fn(cudnn, w, y, conv, x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                              &n, bd)
-                == CUDNN_STATUS_SUCCESS)
+            if (cudnnGetConvolutionBackwardDataAlgorithm_v7Fn(
+                    cudnn, w, y, conv, x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bd) == CUDNN_STATUS_SUCCESS)
                 for (int i = 0; i < n; ++i)
                     if (bd[i].status == CUDNN_STATUS_SUCCESS) {
                         m.cudnnWorkspace = std::max(m.cudnnWorkspace, static_cast<int64_t>(bd[i].memory));
                         break;
                     }
             cudnnConvolutionBwdFilterAlgoPerf_t bf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-            if (cudnnGetConvolutionBackwardFilterAlgorithm_v7Fn(cudnn, x, y, conv, w,
-                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, bf)
-                == CUDNN_STATUS_SUCCESS)
+            if (cudnnGetConvolutionBackwardFilterAlgorithm_v7Fn(
+                    cudnn, x, y, conv, w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, bf) == CUDNN_STATUS_SUCCESS)
                 for (int i = 0; i < n; ++i)
                     if (bf[i].status == CUDNN_STATUS_SUCCESS) {
                         m.cudnnWorkspace = std::max(m.cudnnWorkspace, static_cast<int64_t>(bf[i].memory));

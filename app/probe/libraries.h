@@ -13,7 +13,8 @@ namespace probe {
 // Device bytes in use as NVML sees them, before any CUDA context exists. -1 when NVML is absent.
 int64_t nvmlUsedBytes(const std::string& pciBusId);
 
-struct WorkspaceMeasure {
+struct WorkspaceMeasure
+{
     int64_t cublasHandle = -1, cublasWorkspace = -1;
     int64_t cudnnHandle = -1, cudnnWorkspace = -1;
     std::vector<std::string> warnings;

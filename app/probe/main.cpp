@@ -34,10 +34,11 @@ constexpr const char* kUsage =
     "Exit codes: 0 measured (out-of-memory is a result, not an error), 1 the plan could not be used,\n"
     "2 bad usage, 3 no CUDA device or driver, 4 time limit reached, 5 CUDA error.\n";
 
-struct Options {
+struct Options
+{
     std::string plan = "-";
     std::string out;
-    int device = -1; // -1: the plan's
+    int device = -1;   // -1: the plan's
     int timeLimit = 0; // 0: the plan's
     bool listDevices = false;
 };
@@ -63,16 +64,13 @@ extern "C" void onAlarm(int)
     std::_Exit(exit_code::TimeLimit);
 }
 
-std::string cudaMessage(cudaError_t e)
-{
-    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
-}
+std::string cudaMessage(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
 
 bool isNoDevice(cudaError_t e)
 {
-    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInitializationError
-        || e == cudaErrorNotSupported || e == cudaErrorDevicesUnavailable || e == cudaErrorSystemDriverMismatch
-        || e == cudaErrorCompatNotSupportedOnDevice || e == cudaErrorStubLibrary || e == cudaErrorSystemNotReady;
+    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInitializationError ||
+           e == cudaErrorNotSupported || e == cudaErrorDevicesUnavailable || e == cudaErrorSystemDriverMismatch ||
+           e == cudaErrorCompatNotSupportedOnDevice || e == cudaErrorStubLibrary || e == cudaErrorSystemNotReady;
 }
 
 Options parseArgs(int argc, char** argv)
@@ -190,11 +188,12 @@ int main(int argc, char** argv)
     r.deviceCount = count;
     for (int i = 0; i < count; ++i) {
         cudaDeviceProp prop{};
-        r.devices.push_back(cudaGetDeviceProperties(&prop, i) == cudaSuccess ? std::string(prop.name) : std::string("?"));
+        r.devices.push_back(cudaGetDeviceProperties(&prop, i) == cudaSuccess ? std::string(prop.name)
+                                                                             : std::string("?"));
     }
     if (device >= count)
-        die(exit_code::BadUsage, "headroom-probe: device " + std::to_string(device) + " does not exist ("
-                                     + std::to_string(count) + " found)");
+        die(exit_code::BadUsage, "headroom-probe: device " + std::to_string(device) + " does not exist (" +
+                                     std::to_string(count) + " found)");
     r.deviceIndex = device;
     r.deviceName = r.devices[static_cast<size_t>(device)];
     if (opt.listDevices) {
@@ -254,8 +253,8 @@ int main(int argc, char** argv)
         r.oom = o.oom;
         r.oomAtEvent = o.oomAtEvent;
         for (size_t c = 0; c < o.categoryPeak.size(); ++c)
-            r.peakByCategory.emplace_back(
-                std::string(headroom::probeCategoryName(static_cast<headroom::Category>(c))), o.categoryPeak[c]);
+            r.peakByCategory.emplace_back(std::string(headroom::probeCategoryName(static_cast<headroom::Category>(c))),
+                                          o.categoryPeak[c]);
     }
     if (caching) {
         progress(0.3, "replaying caching");
@@ -291,7 +290,8 @@ int main(int argc, char** argv)
         r.maxBatchIsLowerBound = lo == static_cast<int64_t>(plans.size()) - 1;
     }
 
-    r.message = r.oom ? "does not fit at batch " + std::to_string(plan.batch) : "fits at batch " + std::to_string(plan.batch);
+    r.message = r.oom ? "does not fit at batch " + std::to_string(plan.batch)
+                      : "fits at batch " + std::to_string(plan.batch);
     r.seconds = std::chrono::duration<double>(probe::Clock::now() - start).count();
     progress(1.0, "done");
     writeResult(r, opt.out);

@@ -19,7 +19,8 @@ int64_t deviceUsed()
 
 namespace {
 
-struct Block {
+struct Block
+{
     void* ptr = nullptr;
     int64_t bytes = 0;
 };
@@ -86,7 +87,8 @@ ReplayOutcome replay(const std::vector<headroom::AllocEvent>& events, bool cachi
     headroom::CachingAllocatorModel model(headroom::AllocatorMode::Caching);
     int64_t modelReserved = 0;
 
-    struct Live {
+    struct Live
+    {
         int64_t block = -1;   // exact mode: pool index
         int64_t handle = -1;  // caching mode: allocator model handle
         int64_t measured = 0; // exact mode: device growth its cudaMalloc caused

@@ -14,13 +14,14 @@ using Clock = std::chrono::steady_clock;
 // Device bytes in use (total - free from cudaMemGetInfo); -1 when the query fails.
 int64_t deviceUsed();
 
-struct ReplayOutcome {
-    bool oom = false;             // cudaMalloc said cudaErrorMemoryAllocation
+struct ReplayOutcome
+{
+    bool oom = false; // cudaMalloc said cudaErrorMemoryAllocation
     int64_t oomAtEvent = -1;
-    bool timedOut = false;        // the deadline passed mid-replay
-    int cudaError = 0;            // another CUDA error ended the replay (cudaError_t)
-    int64_t peak = 0;             // most device bytes in use above the baseline
-    int64_t deviceAllocs = 0;     // cudaMalloc calls
+    bool timedOut = false;               // the deadline passed mid-replay
+    int cudaError = 0;                   // another CUDA error ended the replay (cudaError_t)
+    int64_t peak = 0;                    // most device bytes in use above the baseline
+    int64_t deviceAllocs = 0;            // cudaMalloc calls
     std::vector<int64_t> usedAfterEvent; // above the baseline, when recording
     // Exact mode, per category: the most device bytes that cudaMalloc of that category's events took at once (the
     // driver's growth at each allocation, so page rounding and pooling show).

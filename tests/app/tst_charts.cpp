@@ -13,9 +13,9 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QPainter>
 #include <QSet>
 #include <QTemporaryDir>
-#include <QPainter>
 #include <QTest>
 
 using namespace gui;
@@ -62,7 +62,8 @@ private slots:
         Ticker t(static_cast<headroom::Units>(units));
         t.setTickCount(5);
         QCOMPARE(t.getTickStep(QCPRange(0, rangeBytes)), step);
-        QCOMPARE(t.getTickLabel(step, QLocale(), QLatin1Char('g'), 2), bytesText(static_cast<int64_t>(step), static_cast<headroom::Units>(units)));
+        QCOMPARE(t.getTickLabel(step, QLocale(), QLatin1Char('g'), 2),
+                 bytesText(static_cast<int64_t>(step), static_cast<headroom::Units>(units)));
     }
 
     void paintOnAnyDevice_data()
@@ -140,7 +141,11 @@ private slots:
             const QPointF left = text->topLeft->pixelPosition(), right = text->bottomRight->pixelPosition();
             QVERIFY2(left.x() >= rect.left() - 0.5 && right.x() <= rect.right() + 0.5 && left.y() >= rect.top() - 0.5,
                      qPrintable(QStringLiteral("'%1' at %2..%3, plot %4..%5")
-                                    .arg(text->text()).arg(left.x()).arg(right.x()).arg(rect.left()).arg(rect.right())));
+                                    .arg(text->text())
+                                    .arg(left.x())
+                                    .arg(right.x())
+                                    .arg(rect.left())
+                                    .arg(rect.right())));
         }
         QCOMPARE(labels, 5); // forward, loss, backward, optimizer, peak
     }
@@ -225,8 +230,11 @@ private slots:
             const QRectF bar(QPointF(p->xAxis->coordToPixel(0), p->yAxis->coordToPixel(double(g) + 0.3)),
                              QPointF(p->xAxis->coordToPixel(double(total)), p->yAxis->coordToPixel(double(g) - 0.3)));
             QVERIFY(bar.width() > 10 && bar.height() > 2);
-            QVERIFY2(!QRectF(legend).intersects(bar.normalized()),
-                     qPrintable(QStringLiteral("legend %1,%2 %3x%4").arg(legend.x()).arg(legend.y()).arg(legend.width()).arg(legend.height())));
+            QVERIFY2(!QRectF(legend).intersects(bar.normalized()), qPrintable(QStringLiteral("legend %1,%2 %3x%4")
+                                                                                  .arg(legend.x())
+                                                                                  .arg(legend.y())
+                                                                                  .arg(legend.width())
+                                                                                  .arg(legend.height())));
         }
     }
 
@@ -236,12 +244,18 @@ private slots:
     {
         QTest::addColumn<QStringList>("paths");
         QTest::addColumn<int>("width");
-        QTest::newRow("same module, two ops") << QStringList{QStringLiteral("encoder/layers/encoder_layer_10/self_attention/MatMul"),
-                                                             QStringLiteral("encoder/layers/encoder_layer_10/self_attention/MatMul_1")} << 120;
-        QTest::newRow("same op, two blocks") << QStringList{QStringLiteral("encoder/layers/encoder_layer_1/mlp/mlp.0/MatMul"),
-                                                            QStringLiteral("encoder/layers/encoder_layer_11/mlp/mlp.0/MatMul")} << 90;
-        QTest::newRow("same tail, different heads") << QStringList{QStringLiteral("model/decoder/layers.0/self_attn/q_proj/MatMul"),
-                                                                   QStringLiteral("model/decoder/layers.9/self_attn/q_proj/MatMul")} << 60;
+        QTest::newRow("same module, two ops")
+            << QStringList{QStringLiteral("encoder/layers/encoder_layer_10/self_attention/MatMul"),
+                           QStringLiteral("encoder/layers/encoder_layer_10/self_attention/MatMul_1")}
+            << 120;
+        QTest::newRow("same op, two blocks")
+            << QStringList{QStringLiteral("encoder/layers/encoder_layer_1/mlp/mlp.0/MatMul"),
+                           QStringLiteral("encoder/layers/encoder_layer_11/mlp/mlp.0/MatMul")}
+            << 90;
+        QTest::newRow("same tail, different heads")
+            << QStringList{QStringLiteral("model/decoder/layers.0/self_attn/q_proj/MatMul"),
+                           QStringLiteral("model/decoder/layers.9/self_attn/q_proj/MatMul")}
+            << 60;
     }
     void topLayerLabelsDistinct()
     {

@@ -40,10 +40,7 @@
 using namespace gui;
 
 namespace {
-QString dataFile(const char* name)
-{
-    return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name);
-}
+QString dataFile(const char* name) { return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name); }
 
 bool openAndWait(MainWindow& w, const QString& file)
 {
@@ -81,7 +78,8 @@ private slots:
         useSettingsDirectory(m_settings.path());
         QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
         QCoreApplication::setApplicationName(QStringLiteral("HeadroomDesktopTest"));
-        QVERIFY2(screenNamed(QStringLiteral("wide")) && screenNamed(QStringLiteral("hidpi")), "the offscreen screens of main()");
+        QVERIFY2(screenNamed(QStringLiteral("wide")) && screenNamed(QStringLiteral("hidpi")),
+                 "the offscreen screens of main()");
     }
 
     // Fresh settings on a 1600x1000 screen: 80 % of it, centred, not the 1035x608 of layouts' hints.
@@ -160,7 +158,9 @@ private slots:
         // Never narrower than its content: nothing is cut off at the right (it scrolls vertically only).
         QTest::qWait(100);
         QVERIFY2(scroll->viewport()->width() >= scroll->widget()->minimumSizeHint().width(),
-                 qPrintable(QStringLiteral("viewport %1 < content %2").arg(scroll->viewport()->width()).arg(scroll->widget()->minimumSizeHint().width())));
+                 qPrintable(QStringLiteral("viewport %1 < content %2")
+                                .arg(scroll->viewport()->width())
+                                .arg(scroll->widget()->minimumSizeHint().width())));
         auto* gpu = w.controls()->findChild<QComboBox*>(QStringLiteral("gpuCombo"));
         QVERIFY(gpu);
         QCOMPARE(gpu->focusPolicy(), Qt::StrongFocus);
@@ -180,10 +180,12 @@ private slots:
         // combos; the symbol sliders are created per model).
         QTest::qWait(100);
         for (QWidget* c : w.controls()->findChildren<QWidget*>())
-            if (c->isVisible() && (qobject_cast<QComboBox*>(c) || qobject_cast<QAbstractSpinBox*>(c) || qobject_cast<QAbstractSlider*>(c)))
+            if (c->isVisible() && (qobject_cast<QComboBox*>(c) || qobject_cast<QAbstractSpinBox*>(c) ||
+                                   qobject_cast<QAbstractSlider*>(c)))
                 QVERIFY2(c->focusPolicy() != Qt::WheelFocus,
-                         qPrintable(QStringLiteral("%1 %2 in %3").arg(QString::fromLatin1(c->metaObject()->className()), c->objectName(),
-                                                                         QString::fromLatin1(c->parentWidget()->metaObject()->className()))));
+                         qPrintable(QStringLiteral("%1 %2 in %3")
+                                        .arg(QString::fromLatin1(c->metaObject()->className()), c->objectName(),
+                                             QString::fromLatin1(c->parentWidget()->metaObject()->className()))));
 
         // Focused: the wheel is the user's intent.
         gpu->setFocus();
@@ -205,7 +207,8 @@ private slots:
         QVERIFY(dtype);
         dtype->setCurrentIndex((dtype->currentIndex() + 1) % dtype->count());
         const QString policy = dtype->currentText();
-        QVERIFY2(QTest::qWaitFor([&] { return w.verdict()->text().contains(policy); }), qPrintable(w.verdict()->text()));
+        QVERIFY2(QTest::qWaitFor([&] { return w.verdict()->text().contains(policy); }),
+                 qPrintable(w.verdict()->text()));
         w.undoStack()->undo();
         QVERIFY(QTest::qWaitFor([&] { return !w.verdict()->text().contains(policy); }));
     }
@@ -287,9 +290,11 @@ private slots:
             QCOMPARE(j.at("memory").at("peak").get<int64_t>(), w.session()->report().evaluation.memory.peak);
             // The batch sweep's tab is hidden, so the window has not computed it: the export has its own.
             QVERIFY(!w.session()->hasSweep());
-            const auto core = headroom::toJson(*w.session()->model(), headroom::buildReport(*w.session()->model(), w.controls()->config()));
+            const auto core = headroom::toJson(*w.session()->model(),
+                                               headroom::buildReport(*w.session()->model(), w.controls()->config()));
             QVERIFY(!core.at("batch_sweep").empty());
-            QCOMPARE(QString::fromStdString(j.at("batch_sweep").dump()), QString::fromStdString(core.at("batch_sweep").dump()));
+            QCOMPARE(QString::fromStdString(j.at("batch_sweep").dump()),
+                     QString::fromStdString(core.at("batch_sweep").dump()));
             break;
         }
         case MainWindow::ExportKind::Netron: {

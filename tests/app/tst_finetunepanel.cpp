@@ -11,16 +11,16 @@
 
 #include "headroom/hardware/gpus.h"
 #include "headroom/load/loader.h"
-#include "headroom/report/report.h"
 #include "headroom/memory/finetune_summary.h"
+#include "headroom/report/report.h"
 
 #include <QCheckBox>
-#include <QTabWidget>
 #include <QComboBox>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -105,7 +105,8 @@ private:
         QVERIFY(QTest::qWaitFor([&] { return w.session()->hasSweep(); }, 120000));
         const Report& shown = w.session()->report();
         const Report expected = buildReport(*model, w.controls()->config());
-        QCOMPARE(QString::fromStdString(toJson(*model, shown).dump()), QString::fromStdString(toJson(*model, expected).dump()));
+        QCOMPARE(QString::fromStdString(toJson(*model, shown).dump()),
+                 QString::fromStdString(toJson(*model, expected).dump()));
         QCOMPARE(shown.fit.fits, cli.fit.fits);
         QCOMPARE(shown.fit.needed, cli.fit.needed);
         QCOMPARE(shown.fit.maxBatch, cli.fit.maxBatch);
@@ -251,7 +252,8 @@ private slots:
         MainWindow w;
         w.setErrorHandler([](const QString& m) { QFAIL(qPrintable(m)); });
         ControlsPanel* controls = w.controls();
-        selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")), QStringLiteral("GeForce RTX 4090 24 GB"));
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
+                   QStringLiteral("GeForce RTX 4090 24 GB"));
         QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
         LogSlider* seq = controls->findChild<LogSlider*>(QStringLiteral("symbol_seq"));
         QVERIFY(seq);
@@ -306,7 +308,8 @@ private slots:
         w.openFile(QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/resnet18.onnx"));
         QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty(); }, 120000));
         QCOMPARE(errors.size(), 1);
-        QVERIFY2(errors.first().contains(QStringLiteral("resnet18.onnx")) && errors.first().contains(QStringLiteral("LoRA")),
+        QVERIFY2(errors.first().contains(QStringLiteral("resnet18.onnx")) &&
+                     errors.first().contains(QStringLiteral("LoRA")),
                  qPrintable(errors.first()));
         QCOMPARE(panel->method(), FineTunePanel::Method::Full);
         QVERIFY(waitForReport(w));

@@ -2,10 +2,10 @@
 #include "layerfiltermodel.h"
 #include "layertreemodel.h"
 
+#include "../core/vit_fixture.h"
 #include "headroom/hardware/gpus.h"
 #include "headroom/load/loader.h"
 #include "headroom/report/report.h"
-#include "../core/vit_fixture.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -16,8 +16,7 @@ using namespace gui;
 namespace {
 ModelPtr load(const char* name)
 {
-    return std::make_shared<const headroom::Model>(
-        headroom::loadModel(std::string(HEADROOM_TEST_DATA "/") + name));
+    return std::make_shared<const headroom::Model>(headroom::loadModel(std::string(HEADROOM_TEST_DATA "/") + name));
 }
 
 headroom::Config configAt(const headroom::Model& m, int64_t batch)
@@ -40,12 +39,18 @@ private slots:
         QTest::addColumn<QString>("pattern");
         QTest::addColumn<QString>("path");
         QTest::addColumn<bool>("match");
-        QTest::newRow("exact") << "layer1" << "layer1" << true;
-        QTest::newRow("subtree") << "layer1/*" << "layer1/layer1.0/conv1" << true;
-        QTest::newRow("not sibling") << "layer1/*" << "layer10/conv" << false;
-        QTest::newRow("question") << "layer?" << "layer2" << true;
-        QTest::newRow("prefix only") << "layer1" << "layer1/conv" << false;
-        QTest::newRow("star middle") << "*conv*" << "layer1/layer1.0/conv2" << true;
+        QTest::newRow("exact") << "layer1"
+                               << "layer1" << true;
+        QTest::newRow("subtree") << "layer1/*"
+                                 << "layer1/layer1.0/conv1" << true;
+        QTest::newRow("not sibling") << "layer1/*"
+                                     << "layer10/conv" << false;
+        QTest::newRow("question") << "layer?"
+                                  << "layer2" << true;
+        QTest::newRow("prefix only") << "layer1"
+                                     << "layer1/conv" << false;
+        QTest::newRow("star middle") << "*conv*"
+                                     << "layer1/layer1.0/conv2" << true;
     }
     void globMatch()
     {
@@ -87,7 +92,8 @@ private slots:
         int64_t topSaved = 0, topActivations = 0, topParams = 0;
         for (int row = 0; row < tree.rowCount(); ++row) {
             topSaved += tree.index(row, LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong();
-            topActivations += tree.index(row, LayerTreeModel::ActivationColumn).data(LayerTreeModel::SortRole).toLongLong();
+            topActivations +=
+                tree.index(row, LayerTreeModel::ActivationColumn).data(LayerTreeModel::SortRole).toLongLong();
             topParams += tree.index(row, LayerTreeModel::ParamsColumn).data(LayerTreeModel::SortRole).toLongLong();
         }
         QCOMPARE(topSaved, saved);
@@ -96,9 +102,11 @@ private slots:
         QCOMPARE(tree.index(0, LayerTreeModel::SavedColumn).data(LayerTreeModel::MaxCostRole).toLongLong(), saved);
         // Display text is the formatted byte count.
         const QModelIndex first = tree.index(0, LayerTreeModel::ActivationColumn);
-        QCOMPARE(first.data().toString(), bytesText(first.data(LayerTreeModel::SortRole).toLongLong(), headroom::Units::IEC));
+        QCOMPARE(first.data().toString(),
+                 bytesText(first.data(LayerTreeModel::SortRole).toLongLong(), headroom::Units::IEC));
         tree.setUnits(headroom::Units::SI);
-        QCOMPARE(first.data().toString(), bytesText(first.data(LayerTreeModel::SortRole).toLongLong(), headroom::Units::SI));
+        QCOMPARE(first.data().toString(),
+                 bytesText(first.data(LayerTreeModel::SortRole).toLongLong(), headroom::Units::SI));
         for (int c = 0; c < LayerTreeModel::NUM_COLUMNS; ++c) {
             QVERIFY(!tree.headerData(c, Qt::Horizontal).toString().isEmpty());
             QVERIFY(!tree.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
@@ -113,7 +121,9 @@ private slots:
         tree.setModel(m);
         tree.setReport(headroom::buildReport(*m, configAt(*m, 1), {.timeline = false, .sweep = false}));
         const QPersistentModelIndex row = tree.index(0, 0);
-        const qlonglong before = tree.index(row.row(), LayerTreeModel::SavedColumn, row.parent()).data(LayerTreeModel::SortRole).toLongLong();
+        const qlonglong before = tree.index(row.row(), LayerTreeModel::SavedColumn, row.parent())
+                                     .data(LayerTreeModel::SortRole)
+                                     .toLongLong();
         QSignalSpy resets(&tree, &QAbstractItemModel::modelReset);
         QSignalSpy layout(&tree, &QAbstractItemModel::layoutChanged);
         QSignalSpy changed(&tree, &QAbstractItemModel::dataChanged);
@@ -126,7 +136,10 @@ private slots:
             QCOMPARE(args.at(1).toModelIndex().column(), int(LayerTreeModel::ShareColumn));
         }
         QVERIFY(row.isValid());
-        QCOMPARE(tree.index(row.row(), LayerTreeModel::SavedColumn, row.parent()).data(LayerTreeModel::SortRole).toLongLong(), before * 16);
+        QCOMPARE(tree.index(row.row(), LayerTreeModel::SavedColumn, row.parent())
+                     .data(LayerTreeModel::SortRole)
+                     .toLongLong(),
+                 before * 16);
     }
 
     void freezeEmitsPatterns()
@@ -152,15 +165,17 @@ private slots:
     // exporter's shape arithmetic one folded row at the end; the toggle lists those nodes in place.
     void transformerTopLevel()
     {
-        auto model = std::make_shared<const headroom::Model>(headroom::loadModelFromBytes(fixture::vitB16().bytes(), "vit_b_16.onnx"));
+        auto model = std::make_shared<const headroom::Model>(
+            headroom::loadModelFromBytes(fixture::vitB16().bytes(), "vit_b_16.onnx"));
         QVERIFY(model->nodes.size() >= 1500);
         LayerTreeModel tree;
         QAbstractItemModelTester tester(&tree, QAbstractItemModelTester::FailureReportingMode::QtTest);
         tree.setModel(model);
         tree.setReport(headroom::buildReport(*model, configAt(*model, 8), headroom::ReportOptions{false, false}));
         const QModelIndex root; // the top-level rows
-        const QStringList shapeOps = QStringLiteral("Shape Constant Gather Cast Div Unsqueeze Concat ConstantOfShape Equal Where Mul")
-                                         .split(QLatin1Char(' '));
+        const QStringList shapeOps =
+            QStringLiteral("Shape Constant Gather Cast Div Unsqueeze Concat ConstantOfShape Equal Where Mul")
+                .split(QLatin1Char(' '));
         auto opOf = [&](const QModelIndex& i) {
             return tree.index(i.row(), LayerTreeModel::OpColumn, i.parent()).data().toString();
         };
@@ -184,7 +199,8 @@ private slots:
         auto topTotal = [&] {
             qlonglong sum = 0;
             for (int r = 0; r < tree.rowCount(root); ++r)
-                sum += tree.index(r, LayerTreeModel::ActivationColumn, root).data(LayerTreeModel::SortRole).toLongLong();
+                sum +=
+                    tree.index(r, LayerTreeModel::ActivationColumn, root).data(LayerTreeModel::SortRole).toLongLong();
             return sum;
         };
         const qlonglong total = topTotal();
@@ -214,14 +230,15 @@ private slots:
         LayerFilterModel proxy;
         proxy.setSourceModel(&tree);
         QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        proxy.setFilterRegularExpression(QRegularExpression(QStringLiteral("MaxPool"), QRegularExpression::CaseInsensitiveOption));
+        proxy.setFilterRegularExpression(
+            QRegularExpression(QStringLiteral("MaxPool"), QRegularExpression::CaseInsensitiveOption));
         QVERIFY(proxy.rowCount() > 0);
         QVERIFY(proxy.rowCount() < tree.rowCount());
         proxy.setFilterRegularExpression(QRegularExpression());
         proxy.sort(LayerTreeModel::SavedColumn, Qt::DescendingOrder);
         for (int row = 1; row < proxy.rowCount(); ++row)
-            QVERIFY(proxy.index(row - 1, LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong()
-                    >= proxy.index(row, LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong());
+            QVERIFY(proxy.index(row - 1, LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong() >=
+                    proxy.index(row, LayerTreeModel::SavedColumn).data(LayerTreeModel::SortRole).toLongLong());
     }
 };
 

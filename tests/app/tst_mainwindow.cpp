@@ -21,11 +21,11 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QSpinBox>
 #include <QDir>
 #include <QSignalSpy>
-#include <QStatusBar>
 #include <QSlider>
+#include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeView>
@@ -35,10 +35,7 @@
 using namespace gui;
 
 namespace {
-QString dataFile(const char* name)
-{
-    return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name);
-}
+QString dataFile(const char* name) { return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name); }
 
 bool openAndWait(MainWindow& w, const QString& file)
 {
@@ -97,17 +94,20 @@ private:
             QCOMPARE(row.siblingAtColumn(LayerTreeModel::ParamsColumn).data(LayerTreeModel::SortRole).toLongLong(),
                      layers[n]["params"].get<int64_t>());
         }
-        QCOMPARE(tree->index(0, LayerTreeModel::ActivationColumn).data(LayerTreeModel::MaxCostRole).toLongLong(), activationTotal);
+        QCOMPARE(tree->index(0, LayerTreeModel::ActivationColumn).data(LayerTreeModel::MaxCostRole).toLongLong(),
+                 activationTotal);
 
         // Verdict: the fit figures of the JSON.
         const auto& fit = json["fit"];
         const QString verdict = w.verdict()->text();
         QCOMPARE(w.verdict()->fits(), fit["fits"].get<bool>());
         if (fit["fits"].get<bool>()) {
-            QVERIFY2(verdict.contains(bytesText(fit["headroom"].get<int64_t>(), headroom::Units::IEC)), qPrintable(verdict));
+            QVERIFY2(verdict.contains(bytesText(fit["headroom"].get<int64_t>(), headroom::Units::IEC)),
+                     qPrintable(verdict));
             QVERIFY2(verdict.contains(QString::number(fit["max_batch"].get<int64_t>())), qPrintable(verdict));
         } else {
-            QVERIFY2(verdict.contains(bytesText(fit["needed"].get<int64_t>(), headroom::Units::IEC)), qPrintable(verdict));
+            QVERIFY2(verdict.contains(bytesText(fit["needed"].get<int64_t>(), headroom::Units::IEC)),
+                     qPrintable(verdict));
         }
 
         // Charts: the breakdown adds up to the need; sweep and checkpoint curve are the JSON's.
@@ -138,7 +138,8 @@ private:
         const auto timeline = w.timelinePage()->chart()->plot()->graph(0)->data();
         QCOMPARE(static_cast<size_t>(timeline->size()), expected.evaluation.timeline.size());
         if (!expected.evaluation.timeline.empty())
-            QCOMPARE(static_cast<int64_t>((timeline->constEnd() - 1)->value), expected.evaluation.timeline.back().allocated);
+            QCOMPARE(static_cast<int64_t>((timeline->constEnd() - 1)->value),
+                     expected.evaluation.timeline.back().allocated);
     }
 
 private slots:
@@ -168,8 +169,10 @@ private slots:
         QString error;
         w.setErrorHandler([&](const QString& e) { error = e; });
         QVERIFY2(openAndWait(w, file), qPrintable(error));
-        QAbstractItemModelTester treeTester(w.layersPage()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QAbstractItemModelTester proxyTester(w.layersPage()->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester treeTester(w.layersPage()->model(),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester proxyTester(w.layersPage()->proxy(),
+                                             QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(w.layersPage()->model()->rowCount() > 0);
         QCOMPARE(w.currentFile(), file);
         compareWithCore(w);
@@ -193,7 +196,8 @@ private slots:
         QVERIFY(openAndWait(w, file));
         LogSlider* slider = w.controls()->batchSlider();
         QVERIFY(slider);
-        QAbstractItemModelTester tester(w.layersPage()->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(w.layersPage()->proxy(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QTreeView* view = w.layersPage()->view();
         const QModelIndex first = w.layersPage()->proxy()->index(0, 0);
         view->expand(first);
@@ -209,7 +213,8 @@ private slots:
         }
         QCOMPARE(resets.count(), 0);
         QVERIFY(changes.count() > 0);
-        QVERIFY(view->isExpanded(w.layersPage()->proxy()->index(0, 0)) || w.layersPage()->proxy()->rowCount(first) == 0);
+        QVERIFY(view->isExpanded(w.layersPage()->proxy()->index(0, 0)) ||
+                w.layersPage()->proxy()->rowCount(first) == 0);
         QCOMPARE(view->currentIndex().row(), 0);
     }
 
@@ -234,7 +239,8 @@ private slots:
             // A tick whose last evaluation took over the async threshold goes to the worker (a loaded
             // machine makes any tick slow): wait for the figures of this batch, then compare them.
             QVERIFY(QTest::qWaitFor([&] { return batchOf(*model, w.session()->report().config) == batch; }, 30000));
-            const headroom::Report fast = headroom::buildReport(*model, w.controls()->config(), {.timeline = false, .sweep = false});
+            const headroom::Report fast = headroom::buildReport(*model, w.controls()->config(),
+                                                                {.timeline = false, .sweep = false});
             QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
                      QString::fromStdString(headroom::toJson(*model, fast).dump()));
             QCOMPARE(w.verdict()->fits(), fast.fit.fits);
@@ -264,9 +270,10 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return !w.session()->isPending(); }, 60000));
         QVERIFY(!shown.empty());
         QVERIFY(shown.size() < static_cast<size_t>(batches.size())); // coalesced
-        QVERIFY(std::is_sorted(shown.begin(), shown.end()));           // never an older configuration after a newer
+        QVERIFY(std::is_sorted(shown.begin(), shown.end()));         // never an older configuration after a newer
         QCOMPARE(shown.back(), int64_t{64});
-        const headroom::Report fast = headroom::buildReport(*model, w.controls()->config(), {.timeline = false, .sweep = false});
+        const headroom::Report fast = headroom::buildReport(*model, w.controls()->config(),
+                                                            {.timeline = false, .sweep = false});
         if (!w.session()->isComplete())
             QCOMPARE(QString::fromStdString(headroom::toJson(*model, w.session()->report()).dump()),
                      QString::fromStdString(headroom::toJson(*model, fast).dump()));
@@ -313,7 +320,8 @@ private slots:
         w.controls()->batchSlider()->setValue(24);
         const headroom::Report expected = headroom::buildReport(*model, w.controls()->config());
         QCOMPARE(batchOf(*model, expected.config), int64_t{24});
-        QCOMPARE(static_cast<size_t>(w.timelinePage()->chart()->plot()->graph(0)->data()->size()), stepsBefore); // untouched while hidden
+        QCOMPARE(static_cast<size_t>(w.timelinePage()->chart()->plot()->graph(0)->data()->size()),
+                 stepsBefore); // untouched while hidden
         w.tabs()->setCurrentIndex(tab);
         switch (tab) {
         case 0: {
@@ -340,7 +348,8 @@ private slots:
         case 2: {
             const auto timeline = w.timelinePage()->chart()->plot()->graph(0)->data();
             QCOMPARE(static_cast<size_t>(timeline->size()), expected.evaluation.timeline.size());
-            QCOMPARE(static_cast<int64_t>((timeline->constEnd() - 1)->value), expected.evaluation.timeline.back().allocated);
+            QCOMPARE(static_cast<int64_t>((timeline->constEnd() - 1)->value),
+                     expected.evaluation.timeline.back().allocated);
             break;
         }
         }
@@ -402,9 +411,10 @@ private slots:
         QCOMPARE(w.verdict()->fits(), heaviest.needed + config.marginBytes <= config.gpu.capacity);
         const QString verdict = w.verdict()->text();
         QVERIFY2(verdict.contains(QStringLiteral("GPU %1").arg(expected.cluster.heaviest)), qPrintable(verdict));
-        QVERIFY2(verdict.contains(bytesText(w.verdict()->fits() ? config.gpu.capacity - heaviest.needed : heaviest.needed,
-                                            headroom::Units::IEC)),
-                 qPrintable(verdict));
+        QVERIFY2(
+            verdict.contains(bytesText(w.verdict()->fits() ? config.gpu.capacity - heaviest.needed : heaviest.needed,
+                                       headroom::Units::IEC)),
+            qPrintable(verdict));
 
         // A safety margin larger than the headroom turns the verdict.
         if (w.verdict()->fits()) {
@@ -522,7 +532,8 @@ private slots:
         QCOMPARE(w.session()->config().gpus, 8);
         w.controls()->batchSlider()->setValue(1);
         w.controls()->gpusBox()->setValue(1);
-        w.controls()->allocatorBox()->setCurrentIndex(w.controls()->allocatorBox()->findData(int(headroom::Config{}.allocator)));
+        w.controls()->allocatorBox()->setCurrentIndex(
+            w.controls()->allocatorBox()->findData(int(headroom::Config{}.allocator)));
         w.controls()->marginBox()->setValue(0);
         w.close();
     }

@@ -1,8 +1,8 @@
 // The PDF report, headless: what pdftotext/pdfinfo/pdffonts read back from it (model name, the peak to
 // the byte as toJson has it, the layer count, pages, Chinese text in a CJK font), and atomic failure.
+#include "../core/vit_fixture.h"
 #include "languageservice.h"
 #include "pdfreport.h"
-#include "../core/vit_fixture.h"
 
 #include "headroom/hardware/gpus.h"
 #include "headroom/load/loader.h"
@@ -18,10 +18,7 @@
 
 namespace {
 
-QString dataFile(const char* name)
-{
-    return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name);
-}
+QString dataFile(const char* name) { return QStringLiteral(HEADROOM_TEST_DATA "/") + QLatin1String(name); }
 
 // stdout of a poppler tool, or a null string when it is not installed.
 QString run(const QString& tool, const QStringList& args)
@@ -68,8 +65,8 @@ class TestPdfReport : public QObject
 private slots:
     void initTestCase()
     {
-        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty()
-            || QStandardPaths::findExecutable(QStringLiteral("pdfinfo")).isEmpty())
+        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty() ||
+            QStandardPaths::findExecutable(QStringLiteral("pdfinfo")).isEmpty())
             QSKIP("poppler-utils (pdftotext, pdfinfo) are not installed");
         QVERIFY(m_dir.isValid());
         m_language.installLanguage(*qApp, QStringLiteral("en"));
@@ -132,13 +129,16 @@ private slots:
     {
         QFETCH(QString, file);
         QFETCH(int, batch);
-        const headroom::Model model = file.isEmpty() ? headroom::loadModelFromBytes(fixture::vitB16().bytes(), "vit_b_16.onnx")
-                                                     : headroom::loadModel(file.toStdString());
+        const headroom::Model model = file.isEmpty()
+                                          ? headroom::loadModelFromBytes(fixture::vitB16().bytes(), "vit_b_16.onnx")
+                                          : headroom::loadModel(file.toStdString());
         headroom::Config config = defaultConfig(model);
         if (model.batchSymbol >= 0)
             config.symbols[static_cast<size_t>(model.batchSymbol)] = batch;
         const headroom::Report r = headroom::buildReport(model, config);
-        const QString pdf = m_dir.filePath(QStringLiteral("length-%1.pdf").arg(QString::fromUtf8(QTest::currentDataTag())).replace(QLatin1Char(' '), QLatin1Char('_')));
+        const QString pdf = m_dir.filePath(QStringLiteral("length-%1.pdf")
+                                               .arg(QString::fromUtf8(QTest::currentDataTag()))
+                                               .replace(QLatin1Char(' '), QLatin1Char('_')));
         QString error;
         QVERIFY2(writePdfReport(pdf, model, r, &error), qPrintable(error));
         const int pages = pageCount(pdf);

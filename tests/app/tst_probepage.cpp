@@ -6,21 +6,18 @@
 #include "headroom/load/loader.h"
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
 #include <QTimer>
-#include <QElapsedTimer>
 
 using namespace headroom;
 
 namespace {
 
-QString helper(const char* name)
-{
-    return QStringLiteral(HEADROOM_BINARY_DIR "/tests/") + QLatin1String(name);
-}
+QString helper(const char* name) { return QStringLiteral(HEADROOM_BINARY_DIR "/tests/") + QLatin1String(name); }
 
 // Runs the page and, while waiting, checks the GUI thread keeps servicing events (a timer must tick).
 bool runAndStayResponsive(gui::ProbePage& page, int timeoutMs, int* ticks)
@@ -52,11 +49,13 @@ private slots:
         QTest::addColumn<QString>("probe");
         QTest::addColumn<int>("limit");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("built without CUDA") << "/nonexistent/headroom-probe" << 5 << "Probe unavailable: headroom-probe not found";
+        QTest::newRow("built without CUDA")
+            << "/nonexistent/headroom-probe" << 5 << "Probe unavailable: headroom-probe not found";
         QTest::newRow("no device") << helper("probe_double_nodevice") << 5 << "No CUDA device: no CUDA device found";
         QTest::newRow("crash") << helper("probe_double_abort") << 5 << "The probe crashed";
         QTest::newRow("hang") << helper("probe_double_hang") << 1 << "The probe was stopped at the time limit";
-        QTest::newRow("garbage") << helper("probe_double_garbage") << 5 << "The probe failed: probe result: not valid JSON";
+        QTest::newRow("garbage") << helper("probe_double_garbage") << 5
+                                 << "The probe failed: probe result: not valid JSON";
     }
     void failurePaths()
     {
@@ -119,7 +118,8 @@ private slots:
         QCOMPARE(tableText(t, gui::ProbePage::ContextRow, gui::ProbePage::MeasuredColumn), QStringLiteral("300 MiB"));
         QCOMPARE(tableText(t, gui::ProbePage::MaxBatchRow, gui::ProbePage::MeasuredColumn), QStringLiteral("192"));
         QCOMPARE(tableText(t, gui::ProbePage::ContextRow, gui::ProbePage::TheoryColumn), QStringLiteral("—"));
-        QCOMPARE(page.findChild<QLabel*>(QStringLiteral("probeMaxBatch"))->text(), QStringLiteral("Max batch: measured 192"));
+        QCOMPARE(page.findChild<QLabel*>(QStringLiteral("probeMaxBatch"))->text(),
+                 QStringLiteral("Max batch: measured 192"));
     }
 
     // "Load measurement…": the shipped H100 truth's resnet50 b64 Adam fp32 line beside the theory.

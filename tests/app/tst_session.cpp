@@ -4,8 +4,8 @@
 // configuration's report is ever shown.
 #include "session.h"
 
-#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
+#include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <QSignalSpy>
@@ -18,8 +18,8 @@ namespace {
 // A residual chain past the session's large-graph threshold (5,000 nodes).
 ModelPtr chainModel()
 {
-    static const ModelPtr m = std::make_shared<const headroom::Model>(
-        headroom::loadModelFromBytes(headroom::makeSyntheticChain(headroom::syntheticChainBlocksFor(6000), 64), "chain.onnx"));
+    static const ModelPtr m = std::make_shared<const headroom::Model>(headroom::loadModelFromBytes(
+        headroom::makeSyntheticChain(headroom::syntheticChainBlocksFor(6000), 64), "chain.onnx"));
     return m;
 }
 
@@ -45,7 +45,8 @@ std::string jsonWithoutSweep(const headroom::Model& m, const headroom::Report& r
 
 ModelPtr resnet18()
 {
-    static const ModelPtr m = std::make_shared<const headroom::Model>(headroom::loadModel(HEADROOM_TEST_DATA "/resnet18.onnx"));
+    static const ModelPtr m = std::make_shared<const headroom::Model>(
+        headroom::loadModel(HEADROOM_TEST_DATA "/resnet18.onnx"));
     return m;
 }
 
@@ -64,11 +65,12 @@ private slots:
         QSignalSpy changed(&s, &AnalysisSession::reportChanged);
         const headroom::Config c = configAt(*m, 4);
         s.setModel(m, c);
-        QVERIFY(s.isPending());   // nothing computed on this thread
+        QVERIFY(s.isPending()); // nothing computed on this thread
         QCOMPARE(changed.count(), 0);
         QVERIFY(QTest::qWaitFor([&] { return s.isComplete(); }, 120000));
         QVERIFY(changed.count() >= 1);
-        QCOMPARE(QString::fromStdString(json(*m, s.report())), QString::fromStdString(json(*m, headroom::buildReport(*m, c))));
+        QCOMPARE(QString::fromStdString(json(*m, s.report())),
+                 QString::fromStdString(json(*m, headroom::buildReport(*m, c))));
     }
 
     void staleFullReportIsNeverShown()
@@ -94,7 +96,8 @@ private slots:
         QVERIFY(!stale); // every full report shown is the configuration set at that moment, complete
         QCOMPARE(detailsFor.back(), int64_t{16});
         const headroom::Config last = configAt(*m, 16);
-        QCOMPARE(QString::fromStdString(json(*m, s.report())), QString::fromStdString(json(*m, headroom::buildReport(*m, last))));
+        QCOMPARE(QString::fromStdString(json(*m, s.report())),
+                 QString::fromStdString(json(*m, headroom::buildReport(*m, last))));
     }
 
     // Issue 16: the batch sweep is computed only while something wants it (its tab). Without it the
@@ -102,7 +105,7 @@ private slots:
     // verdict's tips read them); wanting it lands exactly buildReport(...)'s sweep.
     void sweepOnlyWhenWanted_data()
     {
-        QTest::addColumn<bool>("large");       // the 6k-node chain (worker path) or resnet18
+        QTest::addColumn<bool>("large"); // the 6k-node chain (worker path) or resnet18
         QTest::addColumn<bool>("train");
         QTest::addColumn<bool>("synchronous"); // the screenshot mode's synchronous details
         QTest::addColumn<int>("batch");
@@ -137,7 +140,8 @@ private slots:
         QCOMPARE(s.report().checkpointCurve.size(), expected.checkpointCurve.size());
         QCOMPARE(s.report().bestCheckpoint, expected.bestCheckpoint);
         QCOMPARE(s.report().advice.size(), expected.advice.size());
-        QCOMPARE(QString::fromStdString(jsonWithoutSweep(*m, s.report())), QString::fromStdString(jsonWithoutSweep(*m, expected)));
+        QCOMPARE(QString::fromStdString(jsonWithoutSweep(*m, s.report())),
+                 QString::fromStdString(jsonWithoutSweep(*m, expected)));
 
         QSignalSpy details(&s, &AnalysisSession::detailsChanged);
         s.setSweepWanted(true); // the tab is shown

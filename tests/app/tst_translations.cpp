@@ -12,7 +12,8 @@
 
 namespace {
 
-struct Message {
+struct Message
+{
     QString context, source, type;
     QStringList translations; // one, or one per numerus form
     bool numerus = false;
@@ -99,8 +100,8 @@ private slots:
     void tsIsComplete()
     {
         QString error;
-        const QList<Message> messages =
-            readTs(QStringLiteral(HEADROOM_SOURCE_DIR "/translations/headroom_zh_CN.ts"), &error);
+        const QList<Message> messages = readTs(QStringLiteral(HEADROOM_SOURCE_DIR "/translations/headroom_zh_CN.ts"),
+                                               &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QVERIFY(messages.size() > 100);
         QStringList problems;
@@ -135,11 +136,13 @@ private slots:
     void install()
     {
         LanguageService service;
-        QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("zh_CN")),
+                 QStringLiteral("zh_CN"));
         QVERIFY(hasCjk(QCoreApplication::translate("PdfReport", "Layer table (%n layers)", nullptr, 3)));
         QCOMPARE(QLocale().language(), QLocale::Chinese);
         // A language without a catalogue falls back to English, without failing.
-        QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("tlh")), QStringLiteral("en_US"));
+        QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("tlh")),
+                 QStringLiteral("en_US"));
         QCOMPARE(QCoreApplication::translate("PdfReport", "Layer table (%n layers)", nullptr, 3),
                  QStringLiteral("Layer table (3 layers)"));
         QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("en")), QStringLiteral("en_US"));
@@ -152,17 +155,18 @@ private slots:
         QTest::addColumn<QString>("system");
         QTest::addColumn<QString>("expected");
         QTest::newRow("system only") << QString() << QString() << QStringLiteral("zh_CN") << QStringLiteral("zh_CN");
-        QTest::newRow("saved beats system") << QString() << QStringLiteral("en") << QStringLiteral("zh_CN")
-                                            << QStringLiteral("en_US");
-        QTest::newRow("flag beats saved") << QStringLiteral("zh_CN") << QStringLiteral("en") << QStringLiteral("en_US")
-                                          << QStringLiteral("zh_CN");
-        QTest::newRow("flag spelled zh-CN") << QStringLiteral("zh-CN") << QString() << QStringLiteral("en_US")
-                                            << QStringLiteral("zh_CN");
+        QTest::newRow("saved beats system")
+            << QString() << QStringLiteral("en") << QStringLiteral("zh_CN") << QStringLiteral("en_US");
+        QTest::newRow("flag beats saved")
+            << QStringLiteral("zh_CN") << QStringLiteral("en") << QStringLiteral("en_US") << QStringLiteral("zh_CN");
+        QTest::newRow("flag spelled zh-CN")
+            << QStringLiteral("zh-CN") << QString() << QStringLiteral("en_US") << QStringLiteral("zh_CN");
         QTest::newRow("flag spelled zh") << QStringLiteral("zh") << QString() << QStringLiteral("en_US")
                                          << QStringLiteral("zh_CN");
-        QTest::newRow("POSIX locale string") << QStringLiteral("zh_CN.UTF-8") << QString() << QStringLiteral("C")
-                                             << QStringLiteral("zh_CN");
-        QTest::newRow("C locale is English") << QString() << QString() << QStringLiteral("C") << QStringLiteral("en_US");
+        QTest::newRow("POSIX locale string")
+            << QStringLiteral("zh_CN.UTF-8") << QString() << QStringLiteral("C") << QStringLiteral("zh_CN");
+        QTest::newRow("C locale is English")
+            << QString() << QString() << QStringLiteral("C") << QStringLiteral("en_US");
     }
 
     void choose()

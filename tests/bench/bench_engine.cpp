@@ -1,10 +1,10 @@
 // Engine speed: a full recompute for a new configuration (a slider tick) on resnet50 and on a
 // 10,000-node transformer, the max-batch search, and the checkpoint curve.
 //   build/<dir>/tests/bench_engine --benchmark_min_time=0.5
-#include "headroom/memory/engine.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
+#include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <benchmark/benchmark.h>
 

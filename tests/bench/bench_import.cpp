@@ -1,8 +1,8 @@
 // Import benchmarks (docs/BENCHMARKS.md "Import"): targets resnet50 < 100 ms, 10k-node transformer < 1 s,
 // every tensor size for a new batch < 1 ms.
+#include "headroom/import/synthetic.h"
 #include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
-#include "headroom/import/synthetic.h"
 
 #include <benchmark/benchmark.h>
 
@@ -52,7 +52,8 @@ BENCHMARK(BM_EvaluateShapesResnet50)->Unit(benchmark::kMicrosecond);
 
 void BM_EvaluateShapesTransformer10k(benchmark::State& state)
 {
-    const headroom::Model m = headroom::loadModelFromBytes(headroom::makeSyntheticTransformer(120, 256, 8, 8000), "synthetic.onnx");
+    const headroom::Model m = headroom::loadModelFromBytes(headroom::makeSyntheticTransformer(120, 256, 8, 8000),
+                                                           "synthetic.onnx");
     evaluateNewBatch(state, m);
 }
 BENCHMARK(BM_EvaluateShapesTransformer10k)->Unit(benchmark::kMicrosecond);

@@ -4,11 +4,11 @@
 //   build/release/tests/bench_scale --benchmark_min_time=0.5
 //   build/release/tests/bench_scale --write DIR   writes chain_<N>.onnx and transformer_<N>.onnx for the CLI
 //     (headroom-cli DIR/chain_20k.onnx --batch 8 --set seq=128 --bench 20)
-#include "headroom/memory/engine.h"
-#include "headroom/memory/allocator.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
+#include "headroom/load/loader.h"
+#include "headroom/memory/allocator.h"
+#include "headroom/memory/engine.h"
 
 #include <benchmark/benchmark.h>
 
@@ -135,7 +135,13 @@ int writeModels(const std::string& dir)
 } // namespace
 
 BENCHMARK(BM_ChainImport)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ChainTick)->Arg(1000)->Arg(5000)->Arg(10000)->Arg(20000)->Arg(40000)->Arg(100000)
+BENCHMARK(BM_ChainTick)
+    ->Arg(1000)
+    ->Arg(5000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Arg(40000)
+    ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChainReplay)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TransformerReplay)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);

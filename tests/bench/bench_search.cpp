@@ -5,8 +5,8 @@
 // allocator).
 //   build/release/tests/bench_search --benchmark_min_time=0.5
 #include "headroom/hardware/gpus.h"
-#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
+#include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
 #include "headroom/report/report.h"
 
@@ -24,8 +24,10 @@ const Model& chain(int nodes)
     static std::map<int, Model> models;
     auto it = models.find(nodes);
     if (it == models.end())
-        it = models.emplace(nodes, loadModelFromBytes(makeSyntheticChain(syntheticChainBlocksFor(nodes), 256),
-                                                      "chain.onnx")).first;
+        it = models
+                 .emplace(nodes,
+                          loadModelFromBytes(makeSyntheticChain(syntheticChainBlocksFor(nodes), 256), "chain.onnx"))
+                 .first;
     return it->second;
 }
 

@@ -36,8 +36,7 @@
 namespace {
 
 // Runs the event loop until `done` or the timeout (the bench links no QtTest).
-template <typename F>
-bool waitFor(F done, int timeoutMs)
+template <typename F> bool waitFor(F done, int timeoutMs)
 {
     QElapsedTimer t;
     t.start();
@@ -207,13 +206,14 @@ void BM_SliderDrag(benchmark::State& state)
             // A tick computed on the GUI thread has no arrival: its figures are there when setValue returns.
             const bool viaWorker = landed && arrival.arrived.isValid() && arrival.arrived.elapsed() <= timer.elapsed();
             verdictAfter.push_back(!landed ? 2000.0 : viaWorker ? verdictMs : latencies.back());
-            afterLanding.push_back(!landed ? 2000.0
+            afterLanding.push_back(!landed     ? 2000.0
                                    : viaWorker ? static_cast<double>(arrival.arrived.nsecsElapsed()) / 1e6
                                                : latencies.back());
             arrival.arrived.invalidate();
             engine.push_back(w.session()->lastFastMs());
             if (qEnvironmentVariableIsSet("BENCH_TICKS"))
-                std::fprintf(stderr, "tick %d batch %lld: %.1f ms landed=%d verdict=%d view=%d slider=%.1f\n", i, static_cast<long long>(target), latencies.back(), landed,
+                std::fprintf(stderr, "tick %d batch %lld: %.1f ms landed=%d verdict=%d view=%d slider=%.1f\n", i,
+                             static_cast<long long>(target), latencies.back(), landed,
                              watches[0].paints - paintsAtLanding[0], watches[1].paints - paintsAtLanding[1], sliderMs);
             sliderLatencies.push_back(sliderMs < 0 ? 2000.0 : sliderMs);
         }
@@ -310,7 +310,8 @@ BENCHMARK(BM_Open)->Args({0, 0})->Args({2, 0})->Args({2, 2})->Iterations(1)->Uni
 
 int main(int argc, char** argv)
 {
-    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+    qputenv("QT_QPA_PLATFORM",
+            qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
     QApplication app(argc, argv);
     QTemporaryDir settings;
     gui::useSettingsDirectory(settings.path());

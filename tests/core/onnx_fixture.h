@@ -17,7 +17,8 @@ namespace fixture {
 
 using Dim = std::variant<int64_t, std::string>;
 
-struct Graph {
+struct Graph
+{
     onnx::ModelProto model;
     onnx::GraphProto* g;
 
@@ -56,7 +57,8 @@ struct Graph {
         o->set_name(name);
         o->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
     }
-    onnx::TensorProto* weight(const std::string& name, std::initializer_list<int64_t> dims, int elem = onnx::TensorProto::FLOAT)
+    onnx::TensorProto* weight(const std::string& name, std::initializer_list<int64_t> dims,
+                              int elem = onnx::TensorProto::FLOAT)
     {
         auto* t = g->add_initializer();
         t->set_name(name);

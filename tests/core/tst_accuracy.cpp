@@ -2,8 +2,8 @@
 //  activations_saved within 3 % of saved_for_backward.activation_bytes + input_bytes,
 //  peak - weights     within 10 % of peak_train_step.peak_bytes_above_baseline.
 // HEADROOM_ACCURACY_TABLE=1 prints the Markdown table of docs/ACCURACY.md.
-#include "headroom/memory/engine.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -69,7 +69,8 @@ private slots:
     void initTestCase()
     {
         if (std::getenv("HEADROOM_ACCURACY_TABLE")) {
-            std::printf("| model | batch | seq | saved truth | saved Headroom | error | peak truth | peak - weights Headroom | error |\n");
+            std::printf(
+                "| model | batch | seq | saved truth | saved Headroom | error | peak truth | peak - weights Headroom | error |\n");
             std::printf("|---|---|---|---|---|---|---|---|---|\n");
         }
     }
@@ -93,8 +94,8 @@ private slots:
                 const int64_t saved = sv[i]["activation_bytes"].get<int64_t>() + sv[i]["input_bytes"].get<int64_t>();
                 const int64_t peak = pk[i]["peak_bytes_above_baseline"].get<int64_t>();
                 const std::string tag = it.key() + " b" + std::to_string(b) + (s ? " s" + std::to_string(s) : "");
-                QTest::newRow(tag.c_str()) << QString::fromStdString(it.key()) << qint64(b) << qint64(s)
-                                           << qint64(saved) << qint64(peak);
+                QTest::newRow(tag.c_str())
+                    << QString::fromStdString(it.key()) << qint64(b) << qint64(s) << qint64(saved) << qint64(peak);
             }
         }
     }
@@ -116,10 +117,13 @@ private slots:
                         seq ? std::to_string(seq).c_str() : "-", static_cast<long long>(saved),
                         static_cast<long long>(gotSaved), es, static_cast<long long>(peak),
                         static_cast<long long>(gotPeak), ep);
-        QVERIFY2(std::abs(es) <= 3.0, qPrintable(QStringLiteral("activations_saved %1 vs truth %2 (%3 %)")
-                                                     .arg(gotSaved).arg(saved).arg(es, 0, 'f', 2)));
-        QVERIFY2(std::abs(ep) <= 10.0, qPrintable(QStringLiteral("peak - weights %1 vs truth %2 (%3 %)")
-                                                      .arg(gotPeak).arg(peak).arg(ep, 0, 'f', 2)));
+        QVERIFY2(
+            std::abs(es) <= 3.0,
+            qPrintable(
+                QStringLiteral("activations_saved %1 vs truth %2 (%3 %)").arg(gotSaved).arg(saved).arg(es, 0, 'f', 2)));
+        QVERIFY2(std::abs(ep) <= 10.0,
+                 qPrintable(
+                     QStringLiteral("peak - weights %1 vs truth %2 (%3 %)").arg(gotPeak).arg(peak).arg(ep, 0, 'f', 2)));
     }
 };
 

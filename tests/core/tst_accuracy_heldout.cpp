@@ -5,8 +5,8 @@
 //  activations_saved within 3 % of saved_for_backward.activation_bytes + input_bytes,
 //  peak - weights     within 10 % of peak_train_step.peak_bytes_above_baseline.
 // The table of every point (Markdown, for docs/ACCURACY.md) is printed with qInfo at the end.
-#include "headroom/memory/engine.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -21,10 +21,7 @@ using namespace headroom;
 
 namespace {
 
-std::string heldoutDir()
-{
-    return std::string(HEADROOM_TEST_DATA) + "/heldout";
-}
+std::string heldoutDir() { return std::string(HEADROOM_TEST_DATA) + "/heldout"; }
 
 const nlohmann::json& truth()
 {
@@ -110,8 +107,8 @@ private slots:
             const auto& e = it.value();
             // The exporter drops the unused int64 num_batches_tracked counters; nothing else differs.
             const int64_t buffers = e["buffers"].get<int64_t>() - e["num_batches_tracked_buffers"].get<int64_t>();
-            QTest::newRow(it.key().c_str()) << QString::fromStdString(it.key())
-                                            << qint64(e["trainable_params"].get<int64_t>()) << qint64(buffers);
+            QTest::newRow(it.key().c_str())
+                << QString::fromStdString(it.key()) << qint64(e["trainable_params"].get<int64_t>()) << qint64(buffers);
         }
     }
     void params()
@@ -143,8 +140,8 @@ private slots:
                 const int64_t saved = sv[i]["activation_bytes"].get<int64_t>() + sv[i]["input_bytes"].get<int64_t>();
                 const int64_t peak = pk[i]["peak_bytes_above_baseline"].get<int64_t>();
                 const std::string tag = it.key() + " b" + std::to_string(b) + (s ? " s" + std::to_string(s) : "");
-                QTest::newRow(tag.c_str()) << QString::fromStdString(it.key()) << qint64(b) << qint64(s)
-                                           << qint64(saved) << qint64(peak);
+                QTest::newRow(tag.c_str())
+                    << QString::fromStdString(it.key()) << qint64(b) << qint64(s) << qint64(saved) << qint64(peak);
             }
         }
     }
@@ -162,20 +159,30 @@ private slots:
         const double es = errPct(gotSaved, saved), ep = errPct(gotPeak, peak);
         const bool ok = std::abs(es) <= 3.0 && std::abs(ep) <= 10.0;
         tableRows().push_back(QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 % | %7 | %8 | %9 % | %10 |")
-                                  .arg(name).arg(batch).arg(seq ? QString::number(seq) : QStringLiteral("-"))
-                                  .arg(saved).arg(gotSaved).arg(QString::asprintf("%+.2f", es)).arg(peak).arg(gotPeak)
-                                  .arg(QString::asprintf("%+.2f", ep)).arg(ok ? QStringLiteral("ok") : QStringLiteral("FAIL"))
+                                  .arg(name)
+                                  .arg(batch)
+                                  .arg(seq ? QString::number(seq) : QStringLiteral("-"))
+                                  .arg(saved)
+                                  .arg(gotSaved)
+                                  .arg(QString::asprintf("%+.2f", es))
+                                  .arg(peak)
+                                  .arg(gotPeak)
+                                  .arg(QString::asprintf("%+.2f", ep))
+                                  .arg(ok ? QStringLiteral("ok") : QStringLiteral("FAIL"))
                                   .toStdString());
-        QVERIFY2(std::abs(es) <= 3.0, qPrintable(QStringLiteral("activations_saved %1 vs truth %2 (%3 %)")
-                                                     .arg(gotSaved).arg(saved).arg(es, 0, 'f', 2)));
+        QVERIFY2(
+            std::abs(es) <= 3.0,
+            qPrintable(
+                QStringLiteral("activations_saved %1 vs truth %2 (%3 %)").arg(gotSaved).arg(saved).arg(es, 0, 'f', 2)));
         // norm_cnn at batch 1: torch.profiler puts the CPU peak inside ConvolutionBackward0 ->
         // aten::_slow_conv2d_backward, the THNN path torch 1.13 takes on CPU at batch 1 (mkldnn from batch
         // 2), whose im2col column buffers are c10 allocations. A GPU runs cuDNN, whose scratch is Headroom's
         // separate workspace category, so the engine does not model it; saved is exact at this point.
         if (name == QLatin1String("norm_cnn") && batch == 1)
             QEXPECT_FAIL("", "CPU-only: slow_conv2d im2col buffers at batch 1 (see comment)", Continue);
-        QVERIFY2(std::abs(ep) <= 10.0, qPrintable(QStringLiteral("peak - weights %1 vs truth %2 (%3 %)")
-                                                      .arg(gotPeak).arg(peak).arg(ep, 0, 'f', 2)));
+        QVERIFY2(std::abs(ep) <= 10.0,
+                 qPrintable(
+                     QStringLiteral("peak - weights %1 vs truth %2 (%3 %)").arg(gotPeak).arg(peak).arg(ep, 0, 'f', 2)));
     }
 
     void cleanupTestCase()

@@ -1,8 +1,8 @@
 // The advisor on the hand-built MLP of tst_multigpu: every saving is re-evaluated (never asserted by the
 // advisor), and where the peak is the optimizer step (weights + gradients + states + Adam's fp32 temporary
 // + the input batch) the savings are computed by hand.
-#include "headroom/report/advisor.h"
 #include "headroom/hardware/multigpu.h"
+#include "headroom/report/advisor.h"
 
 #include "mlp_fixture.h"
 
@@ -27,7 +27,6 @@ Config config(Strategy s, int gpus, int64_t batch, DtypePolicy dtype = DtypePoli
     c.gpu.capacity = int64_t(24) << 30;
     return c;
 }
-
 
 } // namespace
 
@@ -89,8 +88,10 @@ private slots:
         QTest::addColumn<qint64>("batch");
         QTest::addColumn<qint64>("capacityMiB");
         QTest::addColumn<int>("allocator");
-        QTest::newRow("single, fits") << int(Strategy::Single) << 1 << qint64(8) << qint64(1024) << int(AllocatorMode::Exact);
-        QTest::newRow("single, large batch") << int(Strategy::Single) << 1 << qint64(4096) << qint64(40) << int(AllocatorMode::Exact);
+        QTest::newRow("single, fits") << int(Strategy::Single) << 1 << qint64(8) << qint64(1024)
+                                      << int(AllocatorMode::Exact);
+        QTest::newRow("single, large batch")
+            << int(Strategy::Single) << 1 << qint64(4096) << qint64(40) << int(AllocatorMode::Exact);
         QTest::newRow("single, caching") << int(Strategy::Single) << 1 << qint64(2048) << qint64(40)
                                          << int(AllocatorMode::Caching);
         QTest::newRow("ddp") << int(Strategy::DDP) << 2 << qint64(16) << qint64(1024) << int(AllocatorMode::Exact);
@@ -179,8 +180,8 @@ private slots:
         Config c = config(Strategy::Single, 1, 64);
         c.mode = Mode::Infer;
         for (const Advice& a : advise(m, c, 10)) {
-            QVERIFY(a.kind != Advice::Kind::Freeze && a.kind != Advice::Kind::Accumulate
-                    && a.kind != Advice::Kind::Checkpoint);
+            QVERIFY(a.kind != Advice::Kind::Freeze && a.kind != Advice::Kind::Accumulate &&
+                    a.kind != Advice::Kind::Checkpoint);
             QCOMPARE(a.needAfter, need(m, a.changed));
         }
     }

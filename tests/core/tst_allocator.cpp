@@ -93,40 +93,39 @@ private slots:
 
         // The seed experiments: x = torch.empty(1 GiB); x = torch.empty(1 GiB) (the new tensor exists before
         // the old one is released: 2 GiB for a moment); del x without empty_cache; then empty_cache.
-        QTest::newRow("seed: allocate 1 GiB") << caching << "a x 1G" << qint64(0) << qint64(0) << GiB << GiB
-                                              << GiB << GiB << qint64(1);
+        QTest::newRow("seed: allocate 1 GiB")
+            << caching << "a x 1G" << qint64(0) << qint64(0) << GiB << GiB << GiB << GiB << qint64(1);
         QTest::newRow("seed: re-assign keeps 2 GiB reserved")
-            << caching << "a x 1G; a x2 1G; f x" << qint64(0) << qint64(0) << GiB << 2 * GiB << 2 * GiB
-            << 2 * GiB << qint64(2);
-        QTest::newRow("seed: del without release")
-            << caching << "a x 1G; a x2 1G; f x; f x2" << qint64(0) << qint64(0) << qint64(0) << 2 * GiB
-            << 2 * GiB << 2 * GiB << qint64(2);
+            << caching << "a x 1G; a x2 1G; f x" << qint64(0) << qint64(0) << GiB << 2 * GiB << 2 * GiB << 2 * GiB
+            << qint64(2);
+        QTest::newRow("seed: del without release") << caching << "a x 1G; a x2 1G; f x; f x2" << qint64(0) << qint64(0)
+                                                   << qint64(0) << 2 * GiB << 2 * GiB << 2 * GiB << qint64(2);
         QTest::newRow("seed: empty_cache") << caching << "a x 1G; a x2 1G; f x; f x2; e" << qint64(0) << qint64(0)
                                            << qint64(0) << qint64(0) << 2 * GiB << 2 * GiB << qint64(2);
         QTest::newRow("seed: empty_cache keeps live tensors")
-            << caching << "a x 1G; a x2 1G; f x; e" << qint64(0) << qint64(0) << GiB << GiB << 2 * GiB
-            << 2 * GiB << qint64(2);
+            << caching << "a x 1G; a x2 1G; f x; e" << qint64(0) << qint64(0) << GiB << GiB << 2 * GiB << 2 * GiB
+            << qint64(2);
 
         // Small requests are rounded to 512 B and packed into one 2 MiB segment.
-        QTest::newRow("1000 B rounds to 1 KiB") << caching << "a a 1000" << qint64(0) << qint64(0) << KiB
-                                                << 2 * MiB << KiB << 2 * MiB << qint64(1);
+        QTest::newRow("1000 B rounds to 1 KiB")
+            << caching << "a a 1000" << qint64(0) << qint64(0) << KiB << 2 * MiB << KiB << 2 * MiB << qint64(1);
         QTest::newRow("small requests share a 2 MiB segment")
-            << caching << "a a 100K; a b 100K; a c 100K; a d 100K" << qint64(0) << qint64(0) << 400 * KiB
-            << 2 * MiB << 400 * KiB << 2 * MiB << qint64(1);
+            << caching << "a a 100K; a b 100K; a c 100K; a d 100K" << qint64(0) << qint64(0) << 400 * KiB << 2 * MiB
+            << 400 * KiB << 2 * MiB << qint64(1);
         // 3 x 600 KiB = 1800 KiB fit in 2048 KiB; the fourth needs a second segment.
         QTest::newRow("fourth 600 KiB opens a second small segment")
-            << caching << "a a 600K; a b 600K; a c 600K; a d 600K" << qint64(0) << qint64(0) << 2400 * KiB
-            << 4 * MiB << 2400 * KiB << 4 * MiB << qint64(2);
+            << caching << "a a 600K; a b 600K; a c 600K; a d 600K" << qint64(0) << qint64(0) << 2400 * KiB << 4 * MiB
+            << 2400 * KiB << 4 * MiB << qint64(2);
         QTest::newRow("small and large pools never share")
-            << caching << "a s 1M; a l 1049088" << qint64(0) << qint64(0) << 2 * MiB + 512 << 22 * MiB
-            << 2 * MiB + 512 << 22 * MiB << qint64(2);
+            << caching << "a s 1M; a l 1049088" << qint64(0) << qint64(0) << 2 * MiB + 512 << 22 * MiB << 2 * MiB + 512
+            << 22 * MiB << qint64(2);
 
         // 1-10 MiB requests are carved from 20 MiB segments.
-        QTest::newRow("5 MiB from a 20 MiB segment") << caching << "a a 5M" << qint64(0) << qint64(0) << 5 * MiB
-                                                     << 20 * MiB << 5 * MiB << 20 * MiB << qint64(1);
+        QTest::newRow("5 MiB from a 20 MiB segment")
+            << caching << "a a 5M" << qint64(0) << qint64(0) << 5 * MiB << 20 * MiB << 5 * MiB << 20 * MiB << qint64(1);
         QTest::newRow("four 5 MiB fill one segment, the fifth opens another")
-            << caching << "a a 5M; a b 5M; a c 5M; a d 5M; a e 5M" << qint64(0) << qint64(0) << 25 * MiB
-            << 40 * MiB << 25 * MiB << 40 * MiB << qint64(2);
+            << caching << "a a 5M; a b 5M; a c 5M; a d 5M; a e 5M" << qint64(0) << qint64(0) << 25 * MiB << 40 * MiB
+            << 25 * MiB << 40 * MiB << qint64(2);
         // >= 10 MiB: own segment rounded to 2 MiB; a remainder <= 1 MiB is not split off, so the block
         // (and memory_allocated) is the whole 20 MiB.
         QTest::newRow("19.5 MiB keeps its unsplit 0.5 MiB")
@@ -139,33 +138,33 @@ private slots:
         // Best fit: 35 MiB takes the cached 40 MiB segment (30 MiB is too small), 30 MiB the 30 MiB one,
         // and the 5 MiB left over from the split serves a 5 MiB request exactly.
         QTest::newRow("best fit reuses cached segments")
-            << caching << "a a 30M; a b 40M; f a; f b; a c 35M; a d 30M; a e 5M" << qint64(0) << qint64(0)
-            << 70 * MiB << 70 * MiB << 70 * MiB << 70 * MiB << qint64(2);
+            << caching << "a a 30M; a b 40M; f a; f b; a c 35M; a d 30M; a e 5M" << qint64(0) << qint64(0) << 70 * MiB
+            << 70 * MiB << 70 * MiB << 70 * MiB << qint64(2);
         // Coalescing: two freed 5 MiB neighbours merge into 10 MiB, which then holds an 8 MiB request.
         QTest::newRow("freed neighbours coalesce")
-            << caching << "a a 5M; a b 5M; a c 5M; f a; f b; a d 8M" << qint64(0) << qint64(0) << 13 * MiB
-            << 20 * MiB << 15 * MiB << 20 * MiB << qint64(1);
+            << caching << "a a 5M; a b 5M; a c 5M; f a; f b; a d 8M" << qint64(0) << qint64(0) << 13 * MiB << 20 * MiB
+            << 15 * MiB << 20 * MiB << qint64(1);
         QTest::newRow("without a free neighbour a new segment is needed")
-            << caching << "a a 5M; a b 5M; a c 5M; a d 5M; f a; f c; a e 8M" << qint64(0) << qint64(0)
-            << 18 * MiB << 40 * MiB << 20 * MiB << 40 * MiB << qint64(2);
+            << caching << "a a 5M; a b 5M; a c 5M; a d 5M; f a; f c; a e 8M" << qint64(0) << qint64(0) << 18 * MiB
+            << 40 * MiB << 20 * MiB << 40 * MiB << qint64(2);
         QTest::newRow("empty_cache keeps a partly used segment")
             << caching << "a a 5M; a b 5M; f b; e" << qint64(0) << qint64(0) << 5 * MiB << 20 * MiB << 10 * MiB
             << 20 * MiB << qint64(1);
         QTest::newRow("empty_cache releases a segment once all of it is free")
-            << caching << "a a 5M; a b 5M; f b; f a; e" << qint64(0) << qint64(0) << qint64(0) << qint64(0)
-            << 10 * MiB << 20 * MiB << qint64(1);
+            << caching << "a a 5M; a b 5M; f b; f a; e" << qint64(0) << qint64(0) << qint64(0) << qint64(0) << 10 * MiB
+            << 20 * MiB << qint64(1);
 
         // max_split_size_mb:100 - a 200 MiB cached block is "oversize": it does not serve 50 MiB.
         QTest::newRow("max_split_size: oversize blocks serve only oversize requests")
-            << caching << "a a 200M; f a; a b 50M" << 100 * MiB << qint64(0) << 50 * MiB << 250 * MiB
-            << 200 * MiB << 250 * MiB << qint64(2);
+            << caching << "a a 200M; f a; a b 50M" << 100 * MiB << qint64(0) << 50 * MiB << 250 * MiB << 200 * MiB
+            << 250 * MiB << qint64(2);
         QTest::newRow("max_split_size: oversize within 20 MiB reuses")
-            << caching << "a a 200M; f a; a b 190M" << 100 * MiB << qint64(0) << 200 * MiB << 200 * MiB
-            << 200 * MiB << 200 * MiB << qint64(1);
+            << caching << "a a 200M; f a; a b 190M" << 100 * MiB << qint64(0) << 200 * MiB << 200 * MiB << 200 * MiB
+            << 200 * MiB << qint64(1);
         // A device limit: the failed cudaMalloc frees the cached 60 MiB and retries.
         QTest::newRow("capacity: cache released on cudaMalloc failure")
-            << caching << "a a 60M; f a; a b 80M" << qint64(0) << 100 * MiB << 80 * MiB << 80 * MiB
-            << 80 * MiB << 80 * MiB << qint64(2);
+            << caching << "a a 60M; f a; a b 80M" << qint64(0) << 100 * MiB << 80 * MiB << 80 * MiB << 80 * MiB
+            << 80 * MiB << qint64(2);
 
         // Expandable segments: one segment per pool grows by 20 MiB pages (large) / 2 MiB pages (small).
         QTest::newRow("expandable: 5 MiB maps one 20 MiB page")
@@ -173,29 +172,27 @@ private slots:
             << qint64(1);
         // The free 15 MiB tail grows by one page to hold 30 MiB (caching would reserve 20 + 30 = 50 MiB).
         QTest::newRow("expandable: the tail grows instead of a new segment")
-            << expandable << "a a 5M; a b 30M" << qint64(0) << qint64(0) << 35 * MiB << 40 * MiB << 35 * MiB
-            << 40 * MiB << qint64(2);
+            << expandable << "a a 5M; a b 30M" << qint64(0) << qint64(0) << 35 * MiB << 40 * MiB << 35 * MiB << 40 * MiB
+            << qint64(2);
         QTest::newRow("expandable: small requests share 2 MiB pages")
-            << expandable << "a a 100K; a b 100K; a c 100K; a d 100K" << qint64(0) << qint64(0) << 400 * KiB
-            << 2 * MiB << 400 * KiB << 2 * MiB << qint64(1);
+            << expandable << "a a 100K; a b 100K; a c 100K; a d 100K" << qint64(0) << qint64(0) << 400 * KiB << 2 * MiB
+            << 400 * KiB << 2 * MiB << qint64(1);
         // 1 GiB maps 52 pages (1040 MiB); the second 1 GiB uses the 16 MiB tail and 51 more pages (2060 MiB);
         // empty_cache unmaps the 51 pages wholly inside the first, freed GiB: 2060 - 1020 = 1040 MiB.
-        QTest::newRow("expandable: seed re-assign")
-            << expandable << "a x 1G; a x2 1G; f x" << qint64(0) << qint64(0) << GiB << 2060 * MiB << 2 * GiB
-            << 2060 * MiB << qint64(2);
+        QTest::newRow("expandable: seed re-assign") << expandable << "a x 1G; a x2 1G; f x" << qint64(0) << qint64(0)
+                                                    << GiB << 2060 * MiB << 2 * GiB << 2060 * MiB << qint64(2);
         QTest::newRow("expandable: empty_cache unmaps whole free pages")
-            << expandable << "a x 1G; a x2 1G; f x; e" << qint64(0) << qint64(0) << GiB << 1040 * MiB
-            << 2 * GiB << 2060 * MiB << qint64(2);
+            << expandable << "a x 1G; a x2 1G; f x; e" << qint64(0) << qint64(0) << GiB << 1040 * MiB << 2 * GiB
+            << 2060 * MiB << qint64(2);
         QTest::newRow("expandable: everything freed and released")
             << expandable << "a x 1G; a x2 1G; f x; f x2; e" << qint64(0) << qint64(0) << qint64(0) << qint64(0)
             << 2 * GiB << 2060 * MiB << qint64(2);
 
         // Exact: no rounding, nothing cached.
-        QTest::newRow("exact: 1000 B") << exact << "a a 1000" << qint64(0) << qint64(0) << qint64(1000)
-                                       << qint64(1000) << qint64(1000) << qint64(1000) << qint64(0);
-        QTest::newRow("exact: seed re-assign")
-            << exact << "a x 1G; a x2 1G; f x" << qint64(0) << qint64(0) << GiB << GiB << 2 * GiB << 2 * GiB
-            << qint64(0);
+        QTest::newRow("exact: 1000 B") << exact << "a a 1000" << qint64(0) << qint64(0) << qint64(1000) << qint64(1000)
+                                       << qint64(1000) << qint64(1000) << qint64(0);
+        QTest::newRow("exact: seed re-assign") << exact << "a x 1G; a x2 1G; f x" << qint64(0) << qint64(0) << GiB
+                                               << GiB << 2 * GiB << 2 * GiB << qint64(0);
     }
     void traces()
     {
@@ -245,8 +242,7 @@ private slots:
         QTest::addColumn<double>("fragmentation");
         QTest::newRow("caching") << int(AllocatorMode::Caching) << 2 * GiB + 1024 << 2 * GiB + 2 * MiB
                                  << 2 * GiB + 2 * MiB << 1.0 - double(2 * GiB + 1024) / double(2 * GiB + 2 * MiB);
-        QTest::newRow("exact") << int(AllocatorMode::Exact) << 2 * GiB + 1000 << 2 * GiB + 1000 << qint64(0)
-                               << 0.0;
+        QTest::newRow("exact") << int(AllocatorMode::Exact) << 2 * GiB + 1000 << 2 * GiB + 1000 << qint64(0) << 0.0;
     }
     void replaySeed()
     {
@@ -292,10 +288,11 @@ private slots:
         QTest::addColumn<qint64>("maxSplit");
         for (int seed = 1; seed <= 2; ++seed) {
             QTest::addRow("caching %d", seed) << int(AllocatorMode::Caching) << seed << qint64(0) << qint64(INT64_MAX);
-            QTest::addRow("caching cap %d", seed) << int(AllocatorMode::Caching) << seed << 256 * MiB << qint64(INT64_MAX);
+            QTest::addRow("caching cap %d", seed)
+                << int(AllocatorMode::Caching) << seed << 256 * MiB << qint64(INT64_MAX);
             QTest::addRow("caching split %d", seed) << int(AllocatorMode::Caching) << seed << 512 * MiB << 8 * MiB;
-            QTest::addRow("expandable cap %d", seed) << int(AllocatorMode::Expandable) << seed << 256 * MiB
-                                                     << qint64(INT64_MAX);
+            QTest::addRow("expandable cap %d", seed)
+                << int(AllocatorMode::Expandable) << seed << 256 * MiB << qint64(INT64_MAX);
             QTest::addRow("exact %d", seed) << int(AllocatorMode::Exact) << seed << qint64(0) << qint64(INT64_MAX);
         }
     }
@@ -369,8 +366,8 @@ private slots:
         int64_t sumRounded = 0;
         for (int i = 0; i < 4000; ++i) {
             if (live.empty() || rng() % 3 != 0) {
-                const int64_t sizes[] = {int64_t(rng() % 4096), int64_t(rng() % (2 * MiB)),
-                                         int64_t(rng() % (12 * MiB)), int64_t(rng() % (64 * MiB))};
+                const int64_t sizes[] = {int64_t(rng() % 4096), int64_t(rng() % (2 * MiB)), int64_t(rng() % (12 * MiB)),
+                                         int64_t(rng() % (64 * MiB))};
                 const int64_t bytes = sizes[rng() % 4];
                 live.push_back(m.allocate(bytes));
                 sumRounded += m.blockSize(live.back());

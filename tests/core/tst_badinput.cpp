@@ -212,7 +212,8 @@ private slots:
             QVERIFY2(found, qPrintable(QStringLiteral("no warning mentions '%1'").arg(mentions)));
             // Unknown sizes are counted, never zero.
             for (size_t t = 0; t < m.tensors.size(); ++t)
-                if (m.tensors[t].shape.state == TensorShape::State::Unknown && m.tensors[t].role == TensorRole::Activation)
+                if (m.tensors[t].shape.state == TensorShape::State::Unknown &&
+                    m.tensors[t].role == TensorRole::Activation)
                     QCOMPARE(st.numel[t], int64_t(-1));
         } catch (const Error& e) {
             const std::string msg = e.what();

@@ -1,9 +1,9 @@
 // Today's exports (PyTorch's dynamo exporter, Hugging Face): module paths from metadata_props or parameter
 // names, sequence ops, Shape start/end, value_info dim expressions, and no verdict while sizes are unknown.
+#include "headroom/hardware/multigpu.h"
+#include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
 #include "headroom/memory/kvcache.h"
-#include "headroom/load/loader.h"
-#include "headroom/hardware/multigpu.h"
 #include "headroom/report/report.h"
 #include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
@@ -27,10 +27,7 @@ void addMetadata(onnx::NodeProto* n, const std::string& key, const std::string& 
     n->mutable_unknown_fields()->AddLengthDelimited(9, e.SerializeAsString());
 }
 
-std::string layerPath(const Model& m, size_t node)
-{
-    return m.layers[size_t(m.nodes[node].layer)].path;
-}
+std::string layerPath(const Model& m, size_t node) { return m.layers[size_t(m.nodes[node].layer)].path; }
 
 int tensorIndex(const Model& m, const std::string& name)
 {
@@ -131,11 +128,16 @@ private slots:
     {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("poly"); // "" : not a DimExpr
-        QTest::newRow("product") << "batch*seq" << "batch*seq";
-        QTest::newRow("affine") << "2*seq + 1" << "2*seq + 1";
-        QTest::newRow("expanded") << "batch*(seq - 1)" << "batch*seq - batch";
-        QTest::newRow("square") << "seq*seq" << "";
-        QTest::newRow("floor") << "floor(seq/2)" << "";
+        QTest::newRow("product") << "batch*seq"
+                                 << "batch*seq";
+        QTest::newRow("affine") << "2*seq + 1"
+                                << "2*seq + 1";
+        QTest::newRow("expanded") << "batch*(seq - 1)"
+                                  << "batch*seq - batch";
+        QTest::newRow("square") << "seq*seq"
+                                << "";
+        QTest::newRow("floor") << "floor(seq/2)"
+                               << "";
     }
     void formulaPolynomial()
     {
@@ -166,7 +168,8 @@ private slots:
                                       "aten.linear.default"
                                    << "model/layers.3/mlp/up_proj";
         QTest::newRow("no module (hook)") << "pkg.torch.onnx.name_scopes"
-                                          << "['_empty_nn_module_stack_from_metadata_hook', 'sym_size_int_65']" << "";
+                                          << "['_empty_nn_module_stack_from_metadata_hook', 'sym_size_int_65']"
+                                          << "";
     }
     void metadataModules()
     {
@@ -204,9 +207,12 @@ private slots:
         g.node("MatMul", "node_MatMul_5", {"e", "transformer.h.1.mlp.c_fc.weight"}, {"f"});
         g.output("f");
         const Model m = loadModelFromBytes(g.bytes(), "gpt2ish.onnx");
-        const std::vector<std::string> expected{"transformer/h.0/attn/c_attn", "transformer/h.0/attn/c_attn",
-                                                "transformer/h.0/attn",        "transformer/h.0/attn/c_proj",
-                                                "transformer",                 "transformer/h.1/mlp/c_fc"};
+        const std::vector<std::string> expected{"transformer/h.0/attn/c_attn",
+                                                "transformer/h.0/attn/c_attn",
+                                                "transformer/h.0/attn",
+                                                "transformer/h.0/attn/c_proj",
+                                                "transformer",
+                                                "transformer/h.1/mlp/c_fc"};
         QCOMPARE(m.nodes.size(), expected.size());
         for (size_t k = 0; k < expected.size(); ++k)
             QCOMPARE(layerPath(m, k), expected[k]);
@@ -247,12 +253,15 @@ private slots:
         QTest::addColumn<QList<qlonglong>>("at3x10");
         QTest::addColumn<QList<qlonglong>>("at5x7");
         QTest::newRow("split list, SequenceAt 1") << "at" << QList<qlonglong>{3, 10, 32} << QList<qlonglong>{5, 7, 32};
-        QTest::newRow("split scalar 40, SequenceAt -1") << "chunk" << QList<qlonglong>{3, 10, 16} << QList<qlonglong>{5, 7, 16};
+        QTest::newRow("split scalar 40, SequenceAt -1")
+            << "chunk" << QList<qlonglong>{3, 10, 16} << QList<qlonglong>{5, 7, 16};
         QTest::newRow("unbind seq, SequenceAt 4") << "unbind" << QList<qlonglong>{3, 96} << QList<qlonglong>{5, 96};
         QTest::newRow("ConcatFromSequence") << "concat" << QList<qlonglong>{3, 10, 96} << QList<qlonglong>{5, 7, 96};
-        QTest::newRow("ConcatFromSequence new_axis") << "stack" << QList<qlonglong>{2, 3, 10, 48} << QList<qlonglong>{2, 5, 7, 48};
+        QTest::newRow("ConcatFromSequence new_axis")
+            << "stack" << QList<qlonglong>{2, 3, 10, 48} << QList<qlonglong>{2, 5, 7, 48};
         QTest::newRow("Empty, Insert, Erase") << "insert" << QList<qlonglong>{3, 20, 96} << QList<qlonglong>{5, 14, 96};
-        QTest::newRow("SequenceLength feeds Reshape") << "length" << QList<qlonglong>{960, 3} << QList<qlonglong>{1120, 3};
+        QTest::newRow("SequenceLength feeds Reshape")
+            << "length" << QList<qlonglong>{960, 3} << QList<qlonglong>{1120, 3};
         QTest::newRow("SequenceConstruct") << "construct" << QList<qlonglong>{3, 10, 96} << QList<qlonglong>{5, 7, 96};
         QTest::newRow("Shape start 1 end -1") << "shape" << QList<qlonglong>{288, 10} << QList<qlonglong>{480, 7};
     }
@@ -397,9 +406,11 @@ private slots:
         QTest::addColumn<QStringList>("declared"); // dims of the custom op's output; "#n" = dim_value n
         QTest::addColumn<QList<qlonglong>>("at3x10");
         QTest::addColumn<QList<qlonglong>>("at5x7");
-        QTest::newRow("batch*seq, 2*seq") << QStringList{"batch*seq", "2*seq"} << QList<qlonglong>{30, 20} << QList<qlonglong>{35, 14};
+        QTest::newRow("batch*seq, 2*seq")
+            << QStringList{"batch*seq", "2*seq"} << QList<qlonglong>{30, 20} << QList<qlonglong>{35, 14};
         QTest::newRow("seq + 1") << QStringList{"seq + 1"} << QList<qlonglong>{11} << QList<qlonglong>{8};
-        QTest::newRow("floor(seq/2), 4") << QStringList{"floor(seq/2)", "#4"} << QList<qlonglong>{5, 4} << QList<qlonglong>{3, 4};
+        QTest::newRow("floor(seq/2), 4") << QStringList{"floor(seq/2)", "#4"} << QList<qlonglong>{5, 4}
+                                         << QList<qlonglong>{3, 4};
         QTest::newRow("a symbol no input has") << QStringList{"s99", "#4"} << QList<qlonglong>{} << QList<qlonglong>{};
     }
     void valueInfo()
@@ -417,7 +428,8 @@ private slots:
         g.node("Relu", "node_Relu_1", {"y"}, {"z"});
         std::vector<fixture::Dim> dims;
         for (const QString& d : declared)
-            dims.push_back(d.startsWith('#') ? fixture::Dim(int64_t(d.mid(1).toLongLong())) : fixture::Dim(d.toStdString()));
+            dims.push_back(d.startsWith('#') ? fixture::Dim(int64_t(d.mid(1).toLongLong()))
+                                             : fixture::Dim(d.toStdString()));
         auto* vi = g.g->add_value_info();
         vi->set_name("y");
         fixture::Graph::setType(vi, onnx::TensorProto::FLOAT, dims);
@@ -458,7 +470,8 @@ private slots:
         QCOMPARE(r.fit.maxBatch, kUnknownMax);
         QCOMPARE(r.fit.unknownTensors, int64_t(2)); // the Reshape's output and the Relu after it
         QCOMPARE(m.nodePath(r.fit.unknownNode), std::string("net/Reshape"));
-        QCOMPARE(unknownFitText(m, r.fit), std::string("cannot tell: 2 tensors of unknown size, first at node net/Reshape"));
+        QCOMPARE(unknownFitText(m, r.fit),
+                 std::string("cannot tell: 2 tensors of unknown size, first at node net/Reshape"));
         QCOMPARE(maxBatch(m, c), kUnknownMax);
         const nlohmann::json j = toJson(m, r);
         QVERIFY(j["fit"]["fits"].is_null());
@@ -493,8 +506,16 @@ private slots:
         c.gpu.capacity = int64_t(4) << 20; // 4 MiB: now a real boundary exists (input + output at ~512k)
         const int64_t mb = maxBatch(m, c);
         QVERIFY2(mb > 0, qPrintable(QString::number(mb)));
-        QVERIFY(neededBytes(c, evaluate(m, [&] { Config k = c; k.symbols[0] = mb; return k; }())) <= c.gpu.capacity);
-        QVERIFY(neededBytes(c, evaluate(m, [&] { Config k = c; k.symbols[0] = mb + 1; return k; }())) > c.gpu.capacity);
+        QVERIFY(neededBytes(c, evaluate(m, [&] {
+                                Config k = c;
+                                k.symbols[0] = mb;
+                                return k;
+                            }())) <= c.gpu.capacity);
+        QVERIFY(neededBytes(c, evaluate(m, [&] {
+                                Config k = c;
+                                k.symbols[0] = mb + 1;
+                                return k;
+                            }())) > c.gpu.capacity);
     }
 
     // --max SYMBOL: the largest value that fits, checked against the need one step above it.
@@ -565,7 +586,9 @@ private slots:
         for (int l = 0; l < layers; ++l)
             for (const char* kind : {"key", "value"}) {
                 const std::string in = "past_key_values." + std::to_string(l) + "." + kind;
-                g.input(in, {std::string("batch"), int64_t(kvHeads), std::string("past_sequence_length"), int64_t(headDim)}, elem);
+                g.input(in,
+                        {std::string("batch"), int64_t(kvHeads), std::string("past_sequence_length"), int64_t(headDim)},
+                        elem);
                 const std::string out = "present." + std::to_string(l) + "." + kind;
                 g.node("Identity", "node_Identity_" + out, {in}, {out});
                 g.output(out, elem);
@@ -589,14 +612,20 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("layer");
         QTest::addColumn<qlonglong>("params");
-        QTest::newRow("llama_small q_proj") << "llama_small.onnx" << "m/model/layers.0/self_attn/q_proj" << 768LL * 768;
-        QTest::newRow("llama_small k_proj (GQA)") << "llama_small.onnx" << "m/model/layers.11/self_attn/k_proj" << 768LL * 256;
-        QTest::newRow("llama_small mlp") << "llama_small.onnx" << "m/model/layers.3/mlp" << 3LL * 768 * 2048;
+        QTest::newRow("llama_small q_proj") << "llama_small.onnx"
+                                            << "m/model/layers.0/self_attn/q_proj" << 768LL * 768;
+        QTest::newRow("llama_small k_proj (GQA)") << "llama_small.onnx"
+                                                  << "m/model/layers.11/self_attn/k_proj" << 768LL * 256;
+        QTest::newRow("llama_small mlp") << "llama_small.onnx"
+                                         << "m/model/layers.3/mlp" << 3LL * 768 * 2048;
         // The exporter's optimizer merged equal initializers: every all-zero bias of this random-weight export is
         // one tensor ("m.bert.embeddings.LayerNorm.bias"), counted once, at the embeddings' LayerNorm.
-        QTest::newRow("bert_base query") << "bert_base.onnx" << "m/bert/encoder/layer.0/attention/self/query" << 768LL * 768;
-        QTest::newRow("bert_base classifier") << "bert_base.onnx" << "m/classifier" << 768LL * 2;
-        QTest::newRow("bert_base embeddings") << "bert_base.onnx" << "m/bert/embeddings/word_embeddings" << 30522LL * 768;
+        QTest::newRow("bert_base query") << "bert_base.onnx"
+                                         << "m/bert/encoder/layer.0/attention/self/query" << 768LL * 768;
+        QTest::newRow("bert_base classifier") << "bert_base.onnx"
+                                              << "m/classifier" << 768LL * 2;
+        QTest::newRow("bert_base embeddings") << "bert_base.onnx"
+                                              << "m/bert/embeddings/word_embeddings" << 30522LL * 768;
     }
     void huggingFace()
     {

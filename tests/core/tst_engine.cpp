@@ -11,7 +11,8 @@ using namespace headroom;
 namespace {
 
 // Builds a Model by hand: tensors with symbolic dims, nodes in topological order.
-struct ModelBuilder {
+struct ModelBuilder
+{
     Model m;
     ModelBuilder() { m.layers.push_back(LayerNode{}); }
     int symbol(const std::string& name, int64_t value, bool batch = false)
@@ -43,8 +44,7 @@ struct ModelBuilder {
             d.push_back(DimExpr::constant(v));
         return tensor(name, d, TensorRole::Parameter);
     }
-    int node(const std::string& op, std::vector<int> in, std::vector<int> out,
-             std::vector<Attr> attrs = {})
+    int node(const std::string& op, std::vector<int> in, std::vector<int> out, std::vector<Attr> attrs = {})
     {
         Node n;
         n.name = op + "_" + std::to_string(m.nodes.size());
@@ -148,8 +148,7 @@ private slots:
         const Evaluation e = evaluate(m, cfg(m, 2, Optimizer(optimizer)));
         QCOMPARE(e.memory.weights, 224);
         QCOMPARE(e.memory.gradients, 224);
-        QCOMPARE(e.memory.weights + e.memory.gradients + e.memory.optimizer + e.memory.masterWeights,
-                 multiple * 224);
+        QCOMPARE(e.memory.weights + e.memory.gradients + e.memory.optimizer + e.memory.masterWeights, multiple * 224);
     }
 
     void mlpTimeline()
@@ -227,18 +226,27 @@ private slots:
         QTest::addColumn<qint64>("master");
         QTest::addColumn<qint64>("saved");
         // MLP, Adam, batch 2. saved = x [2,4] + relu output [2,8]
-        QTest::newRow("fp32") << int(DtypePolicy::FP32) << qint64(224) << qint64(224) << qint64(448) << qint64(0) << qint64(32 + 64);
-        QTest::newRow("fp16") << int(DtypePolicy::FP16) << qint64(112) << qint64(112) << qint64(224) << qint64(0) << qint64(16 + 32);
-        QTest::newRow("bf16") << int(DtypePolicy::BF16) << qint64(112) << qint64(112) << qint64(224) << qint64(0) << qint64(16 + 32);
+        QTest::newRow("fp32") << int(DtypePolicy::FP32) << qint64(224) << qint64(224) << qint64(448) << qint64(0)
+                              << qint64(32 + 64);
+        QTest::newRow("fp16") << int(DtypePolicy::FP16) << qint64(112) << qint64(112) << qint64(224) << qint64(0)
+                              << qint64(16 + 32);
+        QTest::newRow("bf16") << int(DtypePolicy::BF16) << qint64(112) << qint64(112) << qint64(224) << qint64(0)
+                              << qint64(16 + 32);
         // autocast: fp32 params + cached 16-bit copies of both matmul weights; matmul outputs 16-bit; the first
         // matmul casts the fp32 input x and keeps that 16-bit copy (16 B), not x (autocast caches only weights)
-        QTest::newRow("amp-fp16") << int(DtypePolicy::AmpFP16) << qint64(224 + 112) << qint64(224) << qint64(448) << qint64(0) << qint64(16 + 32);
-        QTest::newRow("amp-bf16") << int(DtypePolicy::AmpBF16) << qint64(224 + 112) << qint64(224) << qint64(448) << qint64(0) << qint64(16 + 32);
+        QTest::newRow("amp-fp16") << int(DtypePolicy::AmpFP16) << qint64(224 + 112) << qint64(224) << qint64(448)
+                                  << qint64(0) << qint64(16 + 32);
+        QTest::newRow("amp-bf16") << int(DtypePolicy::AmpBF16) << qint64(224 + 112) << qint64(224) << qint64(448)
+                                  << qint64(0) << qint64(16 + 32);
         // 2 + 2 + 4 + 8 = 16 bytes per parameter
-        QTest::newRow("mixed-fp16") << int(DtypePolicy::MixedFP16) << qint64(112) << qint64(112) << qint64(448) << qint64(224) << qint64(16 + 32);
-        QTest::newRow("mixed-bf16") << int(DtypePolicy::MixedBF16) << qint64(112) << qint64(112) << qint64(448) << qint64(224) << qint64(16 + 32);
-        QTest::newRow("int8") << int(DtypePolicy::INT8) << qint64(56) << qint64(0) << qint64(0) << qint64(0) << qint64(0);
-        QTest::newRow("int4") << int(DtypePolicy::INT4) << qint64(28) << qint64(0) << qint64(0) << qint64(0) << qint64(0);
+        QTest::newRow("mixed-fp16") << int(DtypePolicy::MixedFP16) << qint64(112) << qint64(112) << qint64(448)
+                                    << qint64(224) << qint64(16 + 32);
+        QTest::newRow("mixed-bf16") << int(DtypePolicy::MixedBF16) << qint64(112) << qint64(112) << qint64(448)
+                                    << qint64(224) << qint64(16 + 32);
+        QTest::newRow("int8") << int(DtypePolicy::INT8) << qint64(56) << qint64(0) << qint64(0) << qint64(0)
+                              << qint64(0);
+        QTest::newRow("int4") << int(DtypePolicy::INT4) << qint64(28) << qint64(0) << qint64(0) << qint64(0)
+                              << qint64(0);
     }
     void dtypePolicies()
     {

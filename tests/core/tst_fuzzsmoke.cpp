@@ -40,11 +40,11 @@ std::string mutate(const std::string& seed, std::mt19937_64& rng)
     for (int e = 0; e < edits && !s.empty(); ++e) {
         const size_t at = rng() % s.size();
         switch (kind(rng)) {
-        case 0: s[at] = static_cast<char>(rng()); break;                 // random byte
-        case 1: s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8))); break; // bit flip
-        case 2: s.resize(at); break;                                      // truncate
+        case 0: s[at] = static_cast<char>(rng()); break;                                  // random byte
+        case 1: s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8))); break;             // bit flip
+        case 2: s.resize(at); break;                                                      // truncate
         case 3: s.insert(at, std::string(1 + rng() % 4, static_cast<char>(0xff))); break; // huge varints
-        default: s.erase(at, 1 + rng() % 16); break;                      // delete a run
+        default: s.erase(at, 1 + rng() % 16); break;                                      // delete a run
         }
     }
     return s;

@@ -7,9 +7,9 @@
 // Points that only a saved-for-backward / attention / autocast rule can fix are listed in kRuleGaps with
 // the reason: QEXPECT_FAIL, so that a rule landing shows up as XPASS and its row is deleted.
 // HEADROOM_GPU_TABLE=1 prints the Markdown tables of docs/ACCURACY.md's GPU section.
-#include "headroom/memory/engine.h"
 #include "headroom/hardware/gpus.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -169,7 +169,8 @@ private slots:
         for (const nlohmann::json& p : lines("h100-points.jsonl")) {
             if (pointGap(p))
                 continue;
-            const Evaluation e = evaluate(model(p["model"].get<std::string>()), configFor(p, p["batch"].get<int64_t>()));
+            const Evaluation e = evaluate(model(p["model"].get<std::string>()),
+                                          configFor(p, p["batch"].get<int64_t>()));
             errs.push_back(std::fabs(errPct(e.memory.peak, p["max_allocated"].get<int64_t>())));
         }
         QVERIFY(errs.size() >= 25);
@@ -180,10 +181,12 @@ private slots:
     {
         std::vector<double> errs;
         if (printTable())
-            std::printf("| model | batch | seq | optimizer | dtype | allocated PyTorch | Headroom | error | reserved PyTorch | Headroom | error |\n"
-                        "|---|---|---|---|---|---|---|---|---|---|---|\n");
+            std::printf(
+                "| model | batch | seq | optimizer | dtype | allocated PyTorch | Headroom | error | reserved PyTorch | Headroom | error |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (const nlohmann::json& p : lines("h100-points.jsonl")) {
-            const Evaluation e = evaluate(model(p["model"].get<std::string>()), configFor(p, p["batch"].get<int64_t>()));
+            const Evaluation e = evaluate(model(p["model"].get<std::string>()),
+                                          configFor(p, p["batch"].get<int64_t>()));
             const int64_t ta = p["max_allocated"].get<int64_t>(), tr = p["max_reserved"].get<int64_t>();
             const double er = errPct(e.memory.reservedPeak, tr);
             // A reserved figure is at least the allocated one (segments hold blocks).
@@ -191,17 +194,18 @@ private slots:
             if (!pointGap(p))
                 errs.push_back(std::fabs(er));
             if (printTable())
-                std::printf("| %s | %lld | %s | %s | %s | %.1f MiB | %.1f MiB | %+.1f %%%s | %.1f MiB | %.1f MiB | %+.1f %% |\n",
-                            p["model"].get<std::string>().c_str(), static_cast<long long>(p["batch"].get<int64_t>()),
-                            p["seq"].is_number() ? std::to_string(p["seq"].get<int64_t>()).c_str() : "-",
-                            p["optimizer"].get<std::string>().c_str(), p["dtype"].get<std::string>().c_str(),
-                            static_cast<double>(ta) / 1048576.0, static_cast<double>(e.memory.peak) / 1048576.0,
-                            errPct(e.memory.peak, ta), pointGap(p) ? " (rule gap)" : "",
-                            static_cast<double>(tr) / 1048576.0, static_cast<double>(e.memory.reservedPeak) / 1048576.0,
-                            er);
+                std::printf(
+                    "| %s | %lld | %s | %s | %s | %.1f MiB | %.1f MiB | %+.1f %%%s | %.1f MiB | %.1f MiB | %+.1f %% |\n",
+                    p["model"].get<std::string>().c_str(), static_cast<long long>(p["batch"].get<int64_t>()),
+                    p["seq"].is_number() ? std::to_string(p["seq"].get<int64_t>()).c_str() : "-",
+                    p["optimizer"].get<std::string>().c_str(), p["dtype"].get<std::string>().c_str(),
+                    static_cast<double>(ta) / 1048576.0, static_cast<double>(e.memory.peak) / 1048576.0,
+                    errPct(e.memory.peak, ta), pointGap(p) ? " (rule gap)" : "", static_cast<double>(tr) / 1048576.0,
+                    static_cast<double>(e.memory.reservedPeak) / 1048576.0, er);
         }
         QEXPECT_FAIL("", kReservedGap, Continue);
-        QVERIFY2(median(errs) <= 5.0, qPrintable(QStringLiteral("reserved median |error| %1 %").arg(median(errs), 0, 'f', 1)));
+        QVERIFY2(median(errs) <= 5.0,
+                 qPrintable(QStringLiteral("reserved median |error| %1 %").arg(median(errs), 0, 'f', 1)));
     }
 
     void maxBatch_data()
@@ -234,7 +238,9 @@ private slots:
                           got <= static_cast<int64_t>(std::floor(1.01 * static_cast<double>(ran)));
         QVERIFY2(below && near, qPrintable(QStringLiteral("max batch %1: PyTorch ran %2, first OOM %3 (never at or "
                                                           "above the OOM, within [-5 %, +1 %] of the run)")
-                                               .arg(got).arg(ran).arg(oom)));
+                                               .arg(got)
+                                               .arg(ran)
+                                               .arg(oom)));
     }
 
     // The capacity PyTorch reports on this H100 and the memory outside its allocator.

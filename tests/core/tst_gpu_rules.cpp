@@ -10,8 +10,8 @@
 // zero_grad(set_to_none) -> forward -> cross-entropy on logits.float() -> backward -> foreach step;
 // torchvision's ReLUs are inplace=True except in the checkpoint runs. HEADROOM_GPU_TABLE=1 prints the
 // Markdown table of docs/ACCURACY.md.
-#include "headroom/memory/engine.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -28,10 +28,7 @@ using namespace headroom;
 
 namespace {
 
-std::string dataPath(const std::string& rel)
-{
-    return std::string(HEADROOM_TEST_DATA) + "/" + rel;
-}
+std::string dataPath(const std::string& rel) { return std::string(HEADROOM_TEST_DATA) + "/" + rel; }
 
 std::vector<nlohmann::json> jsonLines(const std::string& rel)
 {
@@ -66,7 +63,8 @@ const Model* model(const std::string& rel)
 const std::map<std::string, const char*>& knownMisses()
 {
     static const std::map<std::string, const char*> known{
-        {"checkpoint/vgg16 b64 k4", "-6.4 %: the recomputation transients of vgg16's 10-module segments are not all modelled"},
+        {"checkpoint/vgg16 b64 k4",
+         "-6.4 %: the recomputation transients of vgg16's 10-module segments are not all modelled"},
         {"inference/bert_like b64 s512 fp32",
          "+11.6 %: inference_mode runs nn.TransformerEncoderLayer's native fast path (one kernel per layer), whose "
          "internal buffers are not the exported graph's"},
@@ -94,10 +92,7 @@ void expectKnownMiss(const char* function)
         QEXPECT_FAIL("", it->second, Continue);
 }
 
-bool table()
-{
-    return std::getenv("HEADROOM_GPU_TABLE") != nullptr;
-}
+bool table() { return std::getenv("HEADROOM_GPU_TABLE") != nullptr; }
 
 double errPct(int64_t got, int64_t want)
 {
@@ -107,7 +102,7 @@ double errPct(int64_t got, int64_t want)
 bool torchvision(const std::string& name)
 {
     return name == "resnet18" || name == "resnet50" || name == "vgg16" || name == "mobilenet_v2" ||
-        name == "squeezenet1_1";
+           name == "squeezenet1_1";
 }
 
 // The model's own symbols at (batch, seq); the sequence symbol is whichever non-batch symbol the model has.
@@ -138,7 +133,8 @@ void addPointColumns()
     QTest::addColumn<qint64>("truth");
 }
 
-struct Row {
+struct Row
+{
     std::string what;
     int64_t truth = 0, got = 0;
 };
@@ -147,9 +143,8 @@ void report(const char* kind, const QString& tag, int64_t truth, int64_t got, do
 {
     const double e = errPct(got, truth);
     if (table())
-        std::printf("| %s | %s | %lld | %lld | %+.1f %% | %s |\n", kind, qPrintable(tag),
-                    static_cast<long long>(truth), static_cast<long long>(got), e,
-                    std::abs(e) <= tol ? "ok" : "FAIL");
+        std::printf("| %s | %s | %lld | %lld | %+.1f %% | %s |\n", kind, qPrintable(tag), static_cast<long long>(truth),
+                    static_cast<long long>(got), e, std::abs(e) <= tol ? "ok" : "FAIL");
 }
 
 } // namespace
@@ -180,13 +175,15 @@ class TestGpuRules : public QObject
         c.inplace = torchvision(name.toStdString()) && segments == 0 && !infer;
         const Evaluation e = evaluate(*m, c);
         const int64_t got = e.memory.peak;
-        report(infer ? "inference" : segments ? "checkpoint" : QTest::currentTestFunction(),
-               QString::fromUtf8(QTest::currentDataTag()),
-               truth, got, tol);
+        report(infer      ? "inference"
+               : segments ? "checkpoint"
+                          : QTest::currentTestFunction(),
+               QString::fromUtf8(QTest::currentDataTag()), truth, got, tol);
         const double err = errPct(got, truth);
         expectKnownMiss(infer ? "inference" : segments ? "checkpoint" : QTest::currentTestFunction());
-        QVERIFY2(std::abs(err) <= tol, qPrintable(QStringLiteral("peak %1 vs max_allocated %2 (%3 %)")
-                                                      .arg(got).arg(truth).arg(err, 0, 'f', 2)));
+        QVERIFY2(
+            std::abs(err) <= tol,
+            qPrintable(QStringLiteral("peak %1 vs max_allocated %2 (%3 %)").arg(got).arg(truth).arg(err, 0, 'f', 2)));
     }
 
 private slots:
@@ -239,7 +236,8 @@ private slots:
             const std::string name = j["model"];
             const int64_t seq = j["seq"].is_null() ? 0 : j["seq"].get<int64_t>();
             const std::string tag = name + " b" + std::to_string(j["batch"].get<int>()) +
-                (seq ? " s" + std::to_string(seq) : std::string()) + " " + j["dtype"].get<std::string>();
+                                    (seq ? " s" + std::to_string(seq) : std::string()) + " " +
+                                    j["dtype"].get<std::string>();
             QTest::newRow(tag.c_str()) << QString::fromStdString(name + ".onnx") << QString::fromStdString(name)
                                        << qint64(j["batch"].get<int64_t>()) << qint64(seq) << QStringLiteral("sgd")
                                        << QString::fromStdString(j["dtype"])
@@ -261,8 +259,8 @@ private slots:
             const std::string name = j["model"];
             const int64_t seq = j["seq"].is_null() ? 0 : j["seq"].get<int64_t>();
             const std::string tag = name + " b" + std::to_string(j["batch"].get<int>()) +
-                (seq ? " s" + std::to_string(seq) : std::string()) + " " + j["optimizer"].get<std::string>() + " " +
-                j["dtype"].get<std::string>();
+                                    (seq ? " s" + std::to_string(seq) : std::string()) + " " +
+                                    j["optimizer"].get<std::string>() + " " + j["dtype"].get<std::string>();
             QTest::newRow(tag.c_str()) << QString::fromStdString(name + ".onnx") << QString::fromStdString(name)
                                        << qint64(j["batch"].get<int64_t>()) << qint64(seq)
                                        << QString::fromStdString(j["optimizer"]) << QString::fromStdString(j["dtype"])
@@ -282,7 +280,8 @@ private slots:
             const std::string name = j["model"];
             const std::string attn = j["attn"];
             const std::string tag = name + " b" + std::to_string(j["batch"].get<int>()) + " s" +
-                std::to_string(j["seq"].get<int>()) + " " + attn + " " + j["dtype"].get<std::string>();
+                                    std::to_string(j["seq"].get<int>()) + " " + attn + " " +
+                                    j["dtype"].get<std::string>();
             QTest::newRow(tag.c_str()) << QString::fromStdString("hf/" + name + ".onnx") << QString::fromStdString(name)
                                        << qint64(j["batch"].get<int64_t>()) << qint64(j["seq"].get<int64_t>())
                                        << QString::fromStdString(j["optimizer"]) << QString::fromStdString(j["dtype"])
@@ -309,11 +308,11 @@ private slots:
                 const int64_t b = p["batch"], s = p["seq"];
                 const auto& p2 = p["pytorch2"];
                 const std::string tag = "b" + std::to_string(b) + " s" + std::to_string(s);
-                QTest::newRow(tag.c_str()) << qint64(b) << qint64(s)
-                                           << qint64(p2["activation_bytes"].get<int64_t>() +
-                                                     p["saved_for_backward"]["input_bytes"].get<int64_t>())
-                                           << qint64(p2["peak_fwd_bwd"].get<int64_t>())
-                                           << qint64(full["trainable_params"].get<int64_t>());
+                QTest::newRow(tag.c_str())
+                    << qint64(b) << qint64(s)
+                    << qint64(p2["activation_bytes"].get<int64_t>() +
+                              p["saved_for_backward"]["input_bytes"].get<int64_t>())
+                    << qint64(p2["peak_fwd_bwd"].get<int64_t>()) << qint64(full["trainable_params"].get<int64_t>());
             }
     }
     void tinyLlamaFull()
@@ -337,8 +336,10 @@ private slots:
         report("saved", tag, saved, gotSaved, 3.0);
         report("peak fwd+bwd", tag, peak, gotPeak, 10.0);
         const double es = errPct(gotSaved, saved), ep = errPct(gotPeak, peak);
-        QVERIFY2(std::abs(es) <= 3.0, qPrintable(QStringLiteral("saved %1 vs %2 (%3 %)").arg(gotSaved).arg(saved).arg(es, 0, 'f', 2)));
-        QVERIFY2(std::abs(ep) <= 10.0, qPrintable(QStringLiteral("peak %1 vs %2 (%3 %)").arg(gotPeak).arg(peak).arg(ep, 0, 'f', 2)));
+        QVERIFY2(std::abs(es) <= 3.0,
+                 qPrintable(QStringLiteral("saved %1 vs %2 (%3 %)").arg(gotSaved).arg(saved).arg(es, 0, 'f', 2)));
+        QVERIFY2(std::abs(ep) <= 10.0,
+                 qPrintable(QStringLiteral("peak %1 vs %2 (%3 %)").arg(gotPeak).arg(peak).arg(ep, 0, 'f', 2)));
     }
 };
 

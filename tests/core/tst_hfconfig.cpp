@@ -1,9 +1,9 @@
 // A Hugging Face config.json opened as a model: parameter counts against the published totals, the
 // llama_small config against its dynamo export (same engine) and against the H100 measurement, bad input.
-#include "headroom/memory/engine.h"
 #include "headroom/base/error.h"
 #include "headroom/import/hfconfig.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -106,8 +106,8 @@ private slots:
         const Evaluation a = evaluate(built, configFor(built, DtypePolicy(dtype), batch, seq));
         const Evaluation b = evaluate(exported, configFor(exported, DtypePolicy(dtype), batch, seq));
         const double saved = errPct(a.memory.activationsSaved, b.memory.activationsSaved);
-        qInfo("saved %+.2f %%, peak %lld vs export %lld (%+.2f %%)", saved,
-              static_cast<long long>(a.memory.peak), static_cast<long long>(b.memory.peak), errPct(a.memory.peak, b.memory.peak));
+        qInfo("saved %+.2f %%, peak %lld vs export %lld (%+.2f %%)", saved, static_cast<long long>(a.memory.peak),
+              static_cast<long long>(b.memory.peak), errPct(a.memory.peak, b.memory.peak));
         QVERIFY2(std::abs(saved) <= 1.0, qPrintable(QString::number(saved)));
         QVERIFY(std::abs(errPct(a.memory.peak, b.memory.peak)) <= 1.0);
     }
@@ -138,8 +138,8 @@ private slots:
         int64_t want = 0;
         for (std::string line; std::getline(in, line);) {
             const auto j = nlohmann::json::parse(line);
-            if (j.value("model", "") == "llama_small" && j.value("attn", "") == attn.toStdString() && j.value("dtype", "") == dtype.toStdString()
-                && j.value("batch", 0) == batch && j.value("seq", 0) == seq)
+            if (j.value("model", "") == "llama_small" && j.value("attn", "") == attn.toStdString() &&
+                j.value("dtype", "") == dtype.toStdString() && j.value("batch", 0) == batch && j.value("seq", 0) == seq)
                 want = j["max_allocated"].get<int64_t>();
         }
         QVERIFY(want > 0);
@@ -148,7 +148,8 @@ private slots:
         c.attention = attn == QLatin1String("eager") ? Attention::Math : Attention::Fused;
         const Evaluation e = evaluate(m, c);
         const double err = errPct(e.memory.peak, want);
-        qInfo("peak %lld vs H100 %lld (%+.1f %%)", static_cast<long long>(e.memory.peak), static_cast<long long>(want), err);
+        qInfo("peak %lld vs H100 %lld (%+.1f %%)", static_cast<long long>(e.memory.peak), static_cast<long long>(want),
+              err);
         QVERIFY2(std::abs(err) <= 5.0, qPrintable(QString::number(err)));
     }
 
@@ -176,8 +177,8 @@ private slots:
                                      << QList<qint64>{4 * n, 4 * n, 4 * n, 4 * n, 2 * n} << 12 * n;
         QTest::newRow("amp-bf16") << int(DtypePolicy::AmpBF16) << true
                                   << QList<qint64>{4 * n, 4 * n, 4 * n, 4 * n, 2 * n} << 12 * n;
-        QTest::newRow("bf16 not from config.json") << int(DtypePolicy::BF16) << false
-                                                   << QList<qint64>{2 * n, 2 * n, 2 * n} << 6 * n;
+        QTest::newRow("bf16 not from config.json")
+            << int(DtypePolicy::BF16) << false << QList<qint64>{2 * n, 2 * n, 2 * n} << 6 * n;
     }
     void lossUpcast()
     {
@@ -217,14 +218,20 @@ private slots:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("error");
-        QTest::newRow("moe") << R"({"model_type": "mixtral", "hidden_size": 8})"
-                             << "x.json: not supported yet: mixtral (mixture of experts: per-expert routing is not modelled)";
-        QTest::newRow("unknown") << R"({"model_type": "mamba"})" << "x.json: not supported yet: mamba";
-        QTest::newRow("no model_type") << R"({"hidden_size": 8})" << "x.json: not a Hugging Face config.json (no 'model_type')";
-        QTest::newRow("missing field") << R"({"model_type": "llama", "hidden_size": 64})" << "x.json: config.json has no 'intermediate_size'";
-        QTest::newRow("not json") << "{model_type" << "x.json: not a valid JSON file";
-        QTest::newRow("bad gqa") << R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10})"
-                                 << "x.json: 4 attention heads are not a multiple of 3 key/value heads";
+        QTest::newRow("moe")
+            << R"({"model_type": "mixtral", "hidden_size": 8})"
+            << "x.json: not supported yet: mixtral (mixture of experts: per-expert routing is not modelled)";
+        QTest::newRow("unknown") << R"({"model_type": "mamba"})"
+                                 << "x.json: not supported yet: mamba";
+        QTest::newRow("no model_type") << R"({"hidden_size": 8})"
+                                       << "x.json: not a Hugging Face config.json (no 'model_type')";
+        QTest::newRow("missing field") << R"({"model_type": "llama", "hidden_size": 64})"
+                                       << "x.json: config.json has no 'intermediate_size'";
+        QTest::newRow("not json") << "{model_type"
+                                  << "x.json: not a valid JSON file";
+        QTest::newRow("bad gqa")
+            << R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10})"
+            << "x.json: 4 attention heads are not a multiple of 3 key/value heads";
     }
     void badConfigs()
     {

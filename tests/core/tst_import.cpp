@@ -38,7 +38,8 @@ private slots:
                 continue;
             const auto trainable = m.at("trainable_params").get<qlonglong>();
             // The exporter drops BatchNorm's num_batches_tracked buffers (truth.json caveats).
-            const auto buffers = m.at("buffers").get<qlonglong>() - m.at("num_batches_tracked_buffers").get<qlonglong>();
+            const auto buffers = m.at("buffers").get<qlonglong>() -
+                                 m.at("num_batches_tracked_buffers").get<qlonglong>();
             for (const auto& [kind, file] : m.at("files").items()) {
                 const QString f = QString::fromStdString(file.get<std::string>());
                 if (kind == "folded_architecture_only") {

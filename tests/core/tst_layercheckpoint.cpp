@@ -1,8 +1,8 @@
 // Hugging Face per-decoder-layer gradient checkpointing (--grad-checkpoint layers): every decoder layer
 // is recomputed once before its backward, nothing after the layers is; the saved set collapses to the layer
 // inputs plus what the final norm, lm_head and loss keep.
-#include "headroom/memory/engine.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 
@@ -19,10 +19,14 @@ private slots:
         QTest::addColumn<QString>("after"); // first module after the decoder layers
         QTest::addColumn<qint64>("batch");
         QTest::addColumn<qint64>("seq");
-        QTest::newRow("tiny_llama onnx b2 s128") << QString(HEADROOM_TEST_DATA "/lora/tiny_llama.onnx") << "model/norm" << qint64(2) << qint64(128);
-        QTest::newRow("tiny_llama onnx b8 s256") << QString(HEADROOM_TEST_DATA "/lora/tiny_llama.onnx") << "model/norm" << qint64(8) << qint64(256);
-        QTest::newRow("llama_small config") << QString(HEADROOM_TEST_DATA "/hf/llama_small.config.json") << "model/norm" << qint64(2) << qint64(256);
-        QTest::newRow("gpt2 config") << QString(HEADROOM_SOURCE_DIR "/resources/samples/gpt2.json") << "transformer/ln_f" << qint64(2) << qint64(128);
+        QTest::newRow("tiny_llama onnx b2 s128")
+            << QString(HEADROOM_TEST_DATA "/lora/tiny_llama.onnx") << "model/norm" << qint64(2) << qint64(128);
+        QTest::newRow("tiny_llama onnx b8 s256")
+            << QString(HEADROOM_TEST_DATA "/lora/tiny_llama.onnx") << "model/norm" << qint64(8) << qint64(256);
+        QTest::newRow("llama_small config")
+            << QString(HEADROOM_TEST_DATA "/hf/llama_small.config.json") << "model/norm" << qint64(2) << qint64(256);
+        QTest::newRow("gpt2 config") << QString(HEADROOM_SOURCE_DIR "/resources/samples/gpt2.json")
+                                     << "transformer/ln_f" << qint64(2) << qint64(128);
     }
     void recomputeIsTheLayers()
     {
@@ -50,7 +54,8 @@ private slots:
         QCOMPARE(ck.recomputeMacs, want);
         QCOMPARE(plain.recomputeMacs, int64_t(0));
         QVERIFY(ck.memory.activationsSaved < plain.memory.activationsSaved / 4);
-        QVERIFY2(ck.memory.peak <= plain.memory.peak, qPrintable(QString("%1 vs %2").arg(ck.memory.peak).arg(plain.memory.peak)));
+        QVERIFY2(ck.memory.peak <= plain.memory.peak,
+                 qPrintable(QString("%1 vs %2").arg(ck.memory.peak).arg(plain.memory.peak)));
         for (const std::string& w : ck.warnings)
             QVERIFY2(w.find("--grad-checkpoint") == std::string::npos, w.c_str());
     }

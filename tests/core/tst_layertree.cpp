@@ -25,8 +25,8 @@ const LayerNode* find(const Model& m, const std::string& path)
 void print(const Model& m, int idx, int depth, std::string& out)
 {
     const LayerNode& l = m.layers[size_t(idx)];
-    out += std::string(size_t(depth) * 2, ' ') + (idx == 0 ? std::string("<root>") : l.name) + " " + std::to_string(l.params)
-           + " [" + std::to_string(l.firstNode) + "," + std::to_string(l.lastNode) + "]\n";
+    out += std::string(size_t(depth) * 2, ' ') + (idx == 0 ? std::string("<root>") : l.name) + " " +
+           std::to_string(l.params) + " [" + std::to_string(l.firstNode) + "," + std::to_string(l.lastNode) + "]\n";
     for (int c : l.children)
         print(m, c, depth + 1, out);
 }
@@ -58,9 +58,12 @@ private slots:
     {
         QTest::addColumn<QStringList>("names");
         QTest::addColumn<QStringList>("paths");
-        QTest::newRow("tensorflow") << QStringList{"bert/encoder/layer_0/attention/MatMul", "bert/encoder/layer_0/Relu", "bert/pooler/Tanh"}
-                                    << QStringList{"bert/encoder/layer_0/attention", "bert/encoder/layer_0", "bert/pooler"};
-        QTest::newRow("unscoped") << QStringList{"", "", "", ""} << QStringList{"matmul_0", "matmul_0", "matmul_1", "matmul_1"};
+        QTest::newRow("tensorflow") << QStringList{"bert/encoder/layer_0/attention/MatMul", "bert/encoder/layer_0/Relu",
+                                                   "bert/pooler/Tanh"}
+                                    << QStringList{"bert/encoder/layer_0/attention", "bert/encoder/layer_0",
+                                                   "bert/pooler"};
+        QTest::newRow("unscoped") << QStringList{"", "", "", ""}
+                                  << QStringList{"matmul_0", "matmul_0", "matmul_1", "matmul_1"};
     }
     void scopes()
     {
@@ -77,7 +80,8 @@ private slots:
                 g.weight(w, {4, 4});
                 g.node("MatMul", names[i].toStdString(), {prev, w}, {out});
             } else {
-                g.node(names[i].endsWith(QLatin1String("Tanh")) ? "Tanh" : "Relu", names[i].toStdString(), {prev}, {out});
+                g.node(names[i].endsWith(QLatin1String("Tanh")) ? "Tanh" : "Relu", names[i].toStdString(), {prev},
+                       {out});
             }
             prev = out;
         }
@@ -147,9 +151,9 @@ private slots:
         auto describe = [&](const std::vector<TreeEntry>& entries) {
             QStringList out;
             for (const TreeEntry& e : entries)
-                out << (e.layer >= 0    ? QString::fromStdString(m.layers[size_t(e.layer)].name)
-                        : e.node >= 0   ? QString::fromStdString(m.nodes[size_t(e.node)].op)
-                                        : QStringLiteral("<shape computations %1>").arg(e.shapeNodes.size()));
+                out << (e.layer >= 0  ? QString::fromStdString(m.layers[size_t(e.layer)].name)
+                        : e.node >= 0 ? QString::fromStdString(m.nodes[size_t(e.node)].op)
+                                      : QStringLiteral("<shape computations %1>").arg(e.shapeNodes.size()));
             return out;
         };
         QCOMPARE(describe(treeEntries(m, 0, false)),
@@ -165,13 +169,14 @@ private slots:
         const LayerNode* sa = find(m, "encoder/layers/encoder_layer_3/self_attention");
         QVERIFY(sa);
         const QStringList inner = describe(treeEntries(m, int(sa - m.layers.data()), false));
-        const QStringList leftover = inner.filter(QRegularExpression("^(Shape|Constant|Concat|ConstantOfShape|Equal|Where|Slice|Cast|Sqrt|Div)$"));
+        const QStringList leftover = inner.filter(
+            QRegularExpression("^(Shape|Constant|Concat|ConstantOfShape|Equal|Where|Slice|Cast|Sqrt|Div)$"));
         QVERIFY2(leftover.isEmpty(), qPrintable(inner.join(QLatin1Char(' '))));
         QVERIFY(inner.last().startsWith("<shape computations"));
         QCOMPARE(inner.count("MatMul"), 3);
         QCOMPARE(inner.count("Reshape"), 6);
         QCOMPARE(inner.count("Gemm"), 1);
-        QCOMPARE(inner.count("Mul"), 2); // q and k times sqrt(scale); the scale itself is folded
+        QCOMPARE(inner.count("Mul"), 2);       // q and k times sqrt(scale); the scale itself is folded
         QCOMPARE(inner.count("Unsqueeze"), 1); // unflatten's, on the data; the shape ones are folded
         // Hand-counted: 3 x dim (9), unflatten target (13), unsqueeze and squeeze axes (2), 3 Gather indices,
         // q/k/v view targets (11 + 14 + 14), SDPA scale (9), the two output reshape targets (5 + 6).
@@ -196,8 +201,8 @@ private slots:
         for (const Node& n : m.nodes) {
             if (n.op == "Shape")
                 QVERIFY2(n.shapeComputation, n.name.c_str());
-            if (n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv" || n.op == "Softmax" || n.op == "LayerNormalization"
-                || n.op == "Relu")
+            if (n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv" || n.op == "Softmax" ||
+                n.op == "LayerNormalization" || n.op == "Relu")
                 QVERIFY2(!n.shapeComputation, n.name.c_str());
             // A folded node's outputs are shape-sized, never the model's output.
             if (n.shapeComputation)

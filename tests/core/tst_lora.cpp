@@ -2,10 +2,10 @@
 // figures) and hand-computed adapter sizes:
 //  trainable parameters exact; activations_saved within 3 %; the forward + backward peak above the level
 //  before it (weights, optimizer state and input excluded) within 10 %.
-#include "headroom/memory/engine.h"
 #include "headroom/base/error.h"
 #include "headroom/import/hfconfig.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 #include "headroom/memory/finetune_summary.h"
 
 #include <QTest>
@@ -127,18 +127,21 @@ private slots:
         QFETCH(QString, config);
         QFETCH(int, point);
         QFETCH(bool, small);
-        const nlohmann::json& p = truth()["tiny_llama"]["configs"][config.toStdString()][small ? "small_points" : "points"][point];
+        const nlohmann::json& p =
+            truth()["tiny_llama"]["configs"][config.toStdString()][small ? "small_points" : "points"][point];
         const LoraSpec spec = specFor(config.toStdString());
         const Model& m = model(spec);
         const Config c = configFor(m, spec, p["batch"].get<int64_t>(), p["seq"].get<int64_t>());
         const Evaluation e = evaluate(m, c);
-        const int64_t wantSaved = p["pytorch2"]["activation_bytes"].get<int64_t>() + p["saved_for_backward"]["input_bytes"].get<int64_t>();
+        const int64_t wantSaved = p["pytorch2"]["activation_bytes"].get<int64_t>() +
+                                  p["saved_for_backward"]["input_bytes"].get<int64_t>();
         const int64_t wantPeak = p["pytorch2"]["peak_fwd_bwd"].get<int64_t>();
         const int64_t gotPeak = fwdBwdPeak(e) - e.memory.weights - e.memory.optimizer - e.memory.input;
         const double es = errPct(e.memory.activationsSaved, wantSaved), ep = errPct(gotPeak, wantPeak);
-        qInfo("%s: saved %lld vs %lld (%+.1f %%), fwd+bwd peak %lld vs %lld (%+.1f %%)", qPrintable(QTest::currentDataTag()),
-              static_cast<long long>(e.memory.activationsSaved), static_cast<long long>(wantSaved), es,
-              static_cast<long long>(gotPeak), static_cast<long long>(wantPeak), ep);
+        qInfo("%s: saved %lld vs %lld (%+.1f %%), fwd+bwd peak %lld vs %lld (%+.1f %%)",
+              qPrintable(QTest::currentDataTag()), static_cast<long long>(e.memory.activationsSaved),
+              static_cast<long long>(wantSaved), es, static_cast<long long>(gotPeak), static_cast<long long>(wantPeak),
+              ep);
         QVERIFY2(std::abs(es) <= 3.0, qPrintable(QString("saved %1 %").arg(es, 0, 'f', 2)));
         QVERIFY2(std::abs(ep) <= 10.0, qPrintable(QString("peak %1 %").arg(ep, 0, 'f', 2)));
     }
@@ -197,7 +200,8 @@ private slots:
         QTest::newRow("Llama-3.2-3B r32 q,v") << "Llama-3.2-3B.json" << 32 << "q_proj,v_proj" << qint64(9175040);
         // Llama-2-7B-like (Llama-3.1-8B dims) r=8 q,v: 32 x 8 x ((4096 + 4096) + (4096 + 1024)) = 3,407,872
         QTest::newRow("Llama-3.1-8B r8 q,v") << "Llama-3.1-8B.json" << 8 << "q_proj,v_proj" << qint64(3407872);
-        // Mistral-7B r=16 all-linear: 32 x 16 x (q 8192 + k 5120 + v 5120 + o 8192 + gate 18432 + up 18432 + down 18432)
+        // Mistral-7B r=16 all-linear: 32 x 16 x (q 8192 + k 5120 + v 5120 + o 8192 + gate 18432 + up 18432 + down
+        // 18432)
         QTest::newRow("Mistral-7B r16 all-linear") << "Mistral-7B-v0.1.json" << 16 << "all-linear" << qint64(41943040);
         // gpt2 with PEFT's default target c_attn, r=8: 12 x 8 x (768 + 2304) = 294,912
         QTest::newRow("gpt2 r8 default") << "gpt2.json" << 8 << "" << qint64(294912);
@@ -261,17 +265,23 @@ private slots:
         QTest::addColumn<qint64>("perLayer");   // bytes per layer per token (N), from the rule below
         QTest::addColumn<qint64>("maskLayers"); // layers whose dropout keeps its 1-byte masks
         // two fp32 copies of x (2 x 256 x 4) + two fp32 lora_A outputs (2 x 8 x 4)
-        QTest::newRow("bf16 model, fp32 adapters") << int(DtypePolicy::BF16) << "fp32" << 0.0 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(0);
-        QTest::newRow("fp16 model, fp32 adapters") << int(DtypePolicy::FP16) << "fp32" << 0.0 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(0);
+        QTest::newRow("bf16 model, fp32 adapters")
+            << int(DtypePolicy::BF16) << "fp32" << 0.0 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(0);
+        QTest::newRow("fp16 model, fp32 adapters")
+            << int(DtypePolicy::FP16) << "fp32" << 0.0 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(0);
         // no cast: q and v share the bf16 x (256 x 2); two bf16 lora_A outputs (2 x 8 x 2)
-        QTest::newRow("bf16 model, bf16 adapters") << int(DtypePolicy::BF16) << "bf16" << 0.0 << qint64(256 * 2 + 2 * 8 * 2) << qint64(0);
+        QTest::newRow("bf16 model, bf16 adapters")
+            << int(DtypePolicy::BF16) << "bf16" << 0.0 << qint64(256 * 2 + 2 * 8 * 2) << qint64(0);
         // an fp32 model with bf16 adapters: a bf16 copy of x per adapter (2 x 256 x 2) + bf16 outputs (2 x 8 x 2)
-        QTest::newRow("fp32 model, bf16 adapters") << int(DtypePolicy::FP32) << "bf16" << 0.0 << qint64(2 * 256 * 2 + 2 * 8 * 2) << qint64(0);
+        QTest::newRow("fp32 model, bf16 adapters")
+            << int(DtypePolicy::FP32) << "bf16" << 0.0 << qint64(2 * 256 * 2 + 2 * 8 * 2) << qint64(0);
         // autocast decides: lora_A's F.linear casts the fp32 x to bf16 per call and saves that copy
-        QTest::newRow("amp-bf16, fp32 adapters") << int(DtypePolicy::AmpBF16) << "fp32" << 0.0 << qint64(2 * 256 * 2 + 2 * 8 * 2) << qint64(0);
+        QTest::newRow("amp-bf16, fp32 adapters")
+            << int(DtypePolicy::AmpBF16) << "fp32" << 0.0 << qint64(2 * 256 * 2 + 2 * 8 * 2) << qint64(0);
         // dropout runs on the fp32 copy: per adapter the fp32 dropped copy (256 x 4) and, where x requires
         // grad (layers 1-3), a 1-byte mask (256)
-        QTest::newRow("bf16 model, fp32 adapters, dropout") << int(DtypePolicy::BF16) << "fp32" << 0.05 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(3);
+        QTest::newRow("bf16 model, fp32 adapters, dropout")
+            << int(DtypePolicy::BF16) << "fp32" << 0.05 << qint64(2 * 256 * 4 + 2 * 8 * 4) << qint64(3);
     }
     void castCopies()
     {
@@ -310,16 +320,26 @@ private slots:
         QTest::addColumn<QString>("node");
         QTest::addColumn<qint64>("bytes");
         const qint64 N = 256;
-        QTest::newRow("fp32 cast_in") << "fp32" << "lora_cast_in/Cast" << N * 256 * 4;
-        QTest::newRow("fp32 lora_A") << "fp32" << "lora_A/default/MatMul" << N * 8 * 4;
-        QTest::newRow("fp32 lora_B") << "fp32" << "lora_B/default/MatMul" << N * 256 * 4;
-        QTest::newRow("fp32 cast_out") << "fp32" << "lora_cast_out/Cast" << qint64(0);
-        QTest::newRow("fp32 add") << "fp32" << "lora_add/Add" << N * 256 * 4;
-        QTest::newRow("fp32 cast_result") << "fp32" << "lora_cast_result/Cast" << N * 256 * 2;
-        QTest::newRow("bf16 cast_in") << "bf16" << "lora_cast_in/Cast" << qint64(0);
-        QTest::newRow("bf16 lora_B") << "bf16" << "lora_B/default/MatMul" << N * 256 * 2;
-        QTest::newRow("bf16 add") << "bf16" << "lora_add/Add" << N * 256 * 2;
-        QTest::newRow("bf16 cast_result") << "bf16" << "lora_cast_result/Cast" << qint64(0);
+        QTest::newRow("fp32 cast_in") << "fp32"
+                                      << "lora_cast_in/Cast" << N * 256 * 4;
+        QTest::newRow("fp32 lora_A") << "fp32"
+                                     << "lora_A/default/MatMul" << N * 8 * 4;
+        QTest::newRow("fp32 lora_B") << "fp32"
+                                     << "lora_B/default/MatMul" << N * 256 * 4;
+        QTest::newRow("fp32 cast_out") << "fp32"
+                                       << "lora_cast_out/Cast" << qint64(0);
+        QTest::newRow("fp32 add") << "fp32"
+                                  << "lora_add/Add" << N * 256 * 4;
+        QTest::newRow("fp32 cast_result") << "fp32"
+                                          << "lora_cast_result/Cast" << N * 256 * 2;
+        QTest::newRow("bf16 cast_in") << "bf16"
+                                      << "lora_cast_in/Cast" << qint64(0);
+        QTest::newRow("bf16 lora_B") << "bf16"
+                                     << "lora_B/default/MatMul" << N * 256 * 2;
+        QTest::newRow("bf16 add") << "bf16"
+                                  << "lora_add/Add" << N * 256 * 2;
+        QTest::newRow("bf16 cast_result") << "bf16"
+                                          << "lora_cast_result/Cast" << qint64(0);
     }
     void castSteps()
     {
@@ -352,14 +372,22 @@ private slots:
     {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("error");
-        QTest::newRow("no value") << "r" << "expected KEY=VALUE, got 'r'";
-        QTest::newRow("bad r") << "r=0" << "r must be a positive integer";
-        QTest::newRow("bad dropout") << "dropout=1" << "dropout must lie in [0, 1)";
-        QTest::newRow("unknown key") << "rank=8" << "unknown key 'rank' (r, alpha, dropout, dtype, targets)";
-        QTest::newRow("unknown non-numeric key") << "init=gaussian" << "unknown key 'init' (r, alpha, dropout, dtype, targets)";
-        QTest::newRow("bad alpha") << "alpha=big" << "'alpha' needs a number, got 'big'";
-        QTest::newRow("bad adapter dtype") << "r=8,dtype=int8" << "dtype=int8: expected fp32, bf16 or fp16";
-        QTest::newRow("empty targets") << "targets=" << "targets= needs module names (q_proj,v_proj) or all-linear";
+        QTest::newRow("no value") << "r"
+                                  << "expected KEY=VALUE, got 'r'";
+        QTest::newRow("bad r") << "r=0"
+                               << "r must be a positive integer";
+        QTest::newRow("bad dropout") << "dropout=1"
+                                     << "dropout must lie in [0, 1)";
+        QTest::newRow("unknown key") << "rank=8"
+                                     << "unknown key 'rank' (r, alpha, dropout, dtype, targets)";
+        QTest::newRow("unknown non-numeric key") << "init=gaussian"
+                                                 << "unknown key 'init' (r, alpha, dropout, dtype, targets)";
+        QTest::newRow("bad alpha") << "alpha=big"
+                                   << "'alpha' needs a number, got 'big'";
+        QTest::newRow("bad adapter dtype") << "r=8,dtype=int8"
+                                           << "dtype=int8: expected fp32, bf16 or fp16";
+        QTest::newRow("empty targets") << "targets="
+                                       << "targets= needs module names (q_proj,v_proj) or all-linear";
     }
     void badSpecs()
     {

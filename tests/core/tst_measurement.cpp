@@ -50,10 +50,10 @@ private slots:
         QTest::addColumn<qint64>("maxAllocated");
         QTest::addColumn<qint64>("maxReserved");
         QTest::addColumn<qint64>("steady");
-        QTest::newRow("resnet50 b64 adam") << "resnet50" << qint64(64) << qint64(0) << "adam" << "fp32"
-                                           << qint64(5893646336) << qint64(7065305088) << qint64(458455040);
-        QTest::newRow("resnet18 b8 sgd") << "resnet18" << qint64(8) << qint64(0) << "sgd" << "fp32"
-                                         << qint64(345965056) << qint64(461373440) << qint64(168055296);
+        QTest::newRow("resnet50 b64 adam") << "resnet50" << qint64(64) << qint64(0) << "adam"
+                                           << "fp32" << qint64(5893646336) << qint64(7065305088) << qint64(458455040);
+        QTest::newRow("resnet18 b8 sgd") << "resnet18" << qint64(8) << qint64(0) << "sgd"
+                                         << "fp32" << qint64(345965056) << qint64(461373440) << qint64(168055296);
     }
 
     void truthLine()
@@ -80,7 +80,8 @@ private slots:
         // tiny_gpt has (8, 128) and (32, 512) points: the seq picks the line.
         const Measurement m = loadMeasurement(points(), key("tiny_gpt", 32, 512, Optimizer::SGD, DtypePolicy::FP32));
         QCOMPARE(*m.allocatedPeak, int64_t(3241405440));
-        QVERIFY_THROWS_EXCEPTION(Error, loadMeasurement(points(), key("tiny_gpt", 32, 128, Optimizer::SGD, DtypePolicy::FP32)));
+        QVERIFY_THROWS_EXCEPTION(
+            Error, loadMeasurement(points(), key("tiny_gpt", 32, 128, Optimizer::SGD, DtypePolicy::FP32)));
     }
 
     // Two segments (2 MiB small, 20 MiB large) and a trace: hand-computed peaks.
@@ -131,7 +132,8 @@ private slots:
         QTest::newRow("not json") << "{nope";
         QTest::newRow("other json") << R"({"a": 1})";
         QTest::newRow("empty") << "";
-        QTest::newRow("no matching line") << R"({"model": "other", "batch": 1, "optimizer": "adam", "dtype": "fp32", "max_allocated": 1})";
+        QTest::newRow("no matching line")
+            << R"({"model": "other", "batch": 1, "optimizer": "adam", "dtype": "fp32", "max_allocated": 1})";
     }
 
     void badFiles()
@@ -152,7 +154,7 @@ private slots:
     void missingFile()
     {
         QVERIFY_THROWS_EXCEPTION(Error, loadMeasurement("/nonexistent/x.jsonl",
-                                                       key("x", 1, std::nullopt, Optimizer::Adam, DtypePolicy::FP32)));
+                                                        key("x", 1, std::nullopt, Optimizer::Adam, DtypePolicy::FP32)));
     }
 };
 

@@ -104,15 +104,15 @@ private slots:
         QTest::addColumn<qint64>("weights");
         QTest::addColumn<qint64>("gradients");
         QTest::addColumn<qint64>("optimizer");
-        QTest::addColumn<qint64>("paper");    // ZeRO paper (Rajbhandari et al. 2020), K = 12
+        QTest::addColumn<qint64>("paper");     // ZeRO paper (Rajbhandari et al. 2020), K = 12
         QTest::addColumn<qint64>("deepspeed"); // stage_1_and_2.estimate_zero2_model_states_mem_needs
         constexpr qint64 N = 4;
-        QTest::newRow("zero1") << int(Strategy::ZeRO1) << 2 * P << 2 * P + 4 * P / N << 12 * P / N
-                               << 4 * P + 12 * P / N << 4 * P + 16 * P / N;
+        QTest::newRow("zero1") << int(Strategy::ZeRO1) << 2 * P << 2 * P + 4 * P / N << 12 * P / N << 4 * P + 12 * P / N
+                               << 4 * P + 16 * P / N;
         QTest::newRow("zero2") << int(Strategy::ZeRO2) << 2 * P << 2 * P / N + 4 * P / N << 12 * P / N
                                << 2 * P + 14 * P / N << 2 * P + 18 * P / N;
-        QTest::newRow("zero3") << int(Strategy::ZeRO3) << 2 * P / N << 2 * P / N + 4 * P / N << 12 * P / N
-                               << 16 * P / N << 20 * P / N;
+        QTest::newRow("zero3") << int(Strategy::ZeRO3) << 2 * P / N << 2 * P / N + 4 * P / N << 12 * P / N << 16 * P / N
+                               << 20 * P / N;
     }
     void zeroModelStates()
     {
@@ -190,9 +190,7 @@ private slots:
         c.strategy = Strategy::BalancedDP;
         c.gpu0Batch = -1;
         const ClusterEvaluation bal = evaluateCluster(m, c);
-        const auto spread = [](const ClusterEvaluation& e) {
-            return std::abs(e.gpus[0].needed - e.gpus[1].needed);
-        };
+        const auto spread = [](const ClusterEvaluation& e) { return std::abs(e.gpus[0].needed - e.gpus[1].needed); };
         QVERIFY(bal.gpus[0].batch < dp.gpus[0].batch);
         QCOMPARE(bal.gpus[0].batch + bal.gpus[1].batch, qint64(512));
         QVERIFY(spread(bal) <= spread(dp));

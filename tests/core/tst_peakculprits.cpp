@@ -2,8 +2,8 @@
 // "Live at the peak", JSON peak_culprits.live_bytes) are the buffers really held at the peak: views,
 // aliases and fused units are not counted again, so they add up to at most the peak and every layer's
 // share stays at or under 100 %.
-#include "headroom/memory/engine.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 
@@ -22,12 +22,24 @@ private slots:
         QTest::addColumn<QString>("dtype");
         QTest::addColumn<QString>("attention");
         QTest::addColumn<bool>("inplace");
-        QTest::newRow("resnet50 inplace") << "resnet50.onnx" << "fp32" << "fused" << true;
-        QTest::newRow("bert_like fused") << "bert_like.onnx" << "fp32" << "fused" << false;
-        QTest::newRow("bert_like amp") << "bert_like.onnx" << "amp-bf16" << "fused" << false;
-        QTest::newRow("tiny_gpt math") << "tiny_gpt.onnx" << "fp32" << "math" << false;
-        QTest::newRow("llama_small fused amp") << "hf/llama_small.onnx" << "amp-bf16" << "fused" << false;
-        QTest::newRow("bert_base eager") << "hf/bert_base.onnx" << "fp32" << "math" << false;
+        QTest::newRow("resnet50 inplace") << "resnet50.onnx"
+                                          << "fp32"
+                                          << "fused" << true;
+        QTest::newRow("bert_like fused") << "bert_like.onnx"
+                                         << "fp32"
+                                         << "fused" << false;
+        QTest::newRow("bert_like amp") << "bert_like.onnx"
+                                       << "amp-bf16"
+                                       << "fused" << false;
+        QTest::newRow("tiny_gpt math") << "tiny_gpt.onnx"
+                                       << "fp32"
+                                       << "math" << false;
+        QTest::newRow("llama_small fused amp") << "hf/llama_small.onnx"
+                                               << "amp-bf16"
+                                               << "fused" << false;
+        QTest::newRow("bert_base eager") << "hf/bert_base.onnx"
+                                         << "fp32"
+                                         << "math" << false;
     }
     void addUpToAtMostThePeak()
     {

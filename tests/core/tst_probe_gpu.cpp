@@ -12,10 +12,7 @@ namespace {
 constexpr int64_t MiB = 1 << 20;
 using K = AllocEvent::Kind;
 
-std::string probePath()
-{
-    return std::string(HEADROOM_BINARY_DIR) + "/app/probe/headroom-probe";
-}
+std::string probePath() { return std::string(HEADROOM_BINARY_DIR) + "/app/probe/headroom-probe"; }
 
 // weights 64 MiB kept, activations 32 + 96 MiB, gradients 64 MiB; every alloc freed.
 std::vector<AllocEvent> events(int64_t scale)

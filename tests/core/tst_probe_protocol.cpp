@@ -15,10 +15,7 @@ using json = nlohmann::json;
 namespace {
 
 // Qt's QCOMPARE would find headroom::toString(Status) by ADL, which returns a string_view.
-QString st(ProbeResult::Status s)
-{
-    return QString::fromLatin1(toString(s).data(), qsizetype(toString(s).size()));
-}
+QString st(ProbeResult::Status s) { return QString::fromLatin1(toString(s).data(), qsizetype(toString(s).size())); }
 
 using K = AllocEvent::Kind;
 
@@ -36,8 +33,8 @@ bool sameEvents(const std::vector<AllocEvent>& a, const std::vector<AllocEvent>&
     if (a.size() != b.size())
         return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].kind != b[i].kind || a[i].id != b[i].id || a[i].bytes != b[i].bytes || a[i].category != b[i].category
-            || a[i].step != b[i].step || a[i].tensor != b[i].tensor)
+        if (a[i].kind != b[i].kind || a[i].id != b[i].id || a[i].bytes != b[i].bytes ||
+            a[i].category != b[i].category || a[i].step != b[i].step || a[i].tensor != b[i].tensor)
             return false;
     return true;
 }
@@ -171,15 +168,24 @@ private slots:
     {
         QTest::addColumn<QString>("patch"); // JSON merge patch applied to a valid plan
         QTest::addColumn<QString>("error");
-        QTest::newRow("wrong schema") << R"({"schema":"headroom.plan/2"})" << "plan: unsupported schema \"headroom.plan/2\"";
-        QTest::newRow("schema type") << R"({"schema":3})" << "plan: field \"schema\" has the wrong type (number)";
-        QTest::newRow("mode") << R"({"mode":"turbo"})" << "plan: unknown mode \"turbo\"";
-        QTest::newRow("batch type") << R"({"batch":"eight"})" << "plan: field \"batch\" has the wrong type (string)";
-        QTest::newRow("negative batch") << R"({"batch":-1})" << "plan: field \"batch\" is negative";
-        QTest::newRow("time limit") << R"({"time_limit_s":0})" << "plan: field \"time_limit_s\" must be positive";
-        QTest::newRow("dtype") << R"({"dtype":"fp8"})" << "plan: unknown dtype \"fp8\"";
-        QTest::newRow("events type") << R"({"events":{}})" << "plan: \"events\" is not an array";
-        QTest::newRow("event shape") << R"({"events":[["alloc",1]]})" << "plan: event 0 is not [";
+        QTest::newRow("wrong schema") << R"({"schema":"headroom.plan/2"})"
+                                      << "plan: unsupported schema \"headroom.plan/2\"";
+        QTest::newRow("schema type") << R"({"schema":3})"
+                                     << "plan: field \"schema\" has the wrong type (number)";
+        QTest::newRow("mode") << R"({"mode":"turbo"})"
+                              << "plan: unknown mode \"turbo\"";
+        QTest::newRow("batch type") << R"({"batch":"eight"})"
+                                    << "plan: field \"batch\" has the wrong type (string)";
+        QTest::newRow("negative batch") << R"({"batch":-1})"
+                                        << "plan: field \"batch\" is negative";
+        QTest::newRow("time limit") << R"({"time_limit_s":0})"
+                                    << "plan: field \"time_limit_s\" must be positive";
+        QTest::newRow("dtype") << R"({"dtype":"fp8"})"
+                               << "plan: unknown dtype \"fp8\"";
+        QTest::newRow("events type") << R"({"events":{}})"
+                                     << "plan: \"events\" is not an array";
+        QTest::newRow("event shape") << R"({"events":[["alloc",1]]})"
+                                     << "plan: event 0 is not [";
         QTest::newRow("event kind") << R"({"events":[["grab",1,2,"weights",0,0]]})"
                                     << "plan: event 0 has unknown kind \"grab\"";
         QTest::newRow("event category") << R"({"events":[["alloc",1,2,"snacks",0,0]]})"
@@ -192,10 +198,12 @@ private slots:
                                            << "plan: the batch plan for batch 4 has no events";
         QTest::newRow("conv dims") << R"({"convs":[{"n":1,"c":3,"h":8,"w":8,"k":0,"r":3,"s":3}]})"
                                    << "plan: a conv has a non-positive dimension";
-        QTest::newRow("conv missing") << R"({"convs":[{"n":1}]})" << "plan: missing field \"c\"";
+        QTest::newRow("conv missing") << R"({"convs":[{"n":1}]})"
+                                      << "plan: missing field \"c\"";
         QTest::newRow("conv pad") << R"({"convs":[{"n":1,"c":3,"h":8,"w":8,"k":4,"r":3,"s":3,"pad":[1]}]})"
                                   << "plan: field \"pad\" is not [h, w]";
-        QTest::newRow("gemm") << R"({"gemms":[{"m":1,"n":2,"k":-3}]})" << "plan: a gemm has a non-positive dimension";
+        QTest::newRow("gemm") << R"({"gemms":[{"m":1,"n":2,"k":-3}]})"
+                              << "plan: a gemm has a non-positive dimension";
     }
     void malformedPlan()
     {
@@ -224,12 +232,13 @@ private slots:
                                        << "probe result: unsupported schema";
         QTest::newRow("result status") << R"({"schema":"headroom.probe/1","status":"great"})" << false
                                        << "probe result: unknown status \"great\"";
-        QTest::newRow("result no status") << R"({"schema":"headroom.probe/1"})" << false
-                                          << "probe result: missing field \"status\"";
+        QTest::newRow("result no status")
+            << R"({"schema":"headroom.probe/1"})" << false << "probe result: missing field \"status\"";
         QTest::newRow("result series") << R"({"schema":"headroom.probe/1","status":"ok","used_after_event":[1,"x"]})"
                                        << false << "probe result: field \"used_after_event\" holds a non-integer";
-        QTest::newRow("result categories") << R"({"schema":"headroom.probe/1","status":"ok","peak_by_category":[[1,2]]})"
-                                           << false << "probe result: \"peak_by_category\" rows must be";
+        QTest::newRow("result categories")
+            << R"({"schema":"headroom.probe/1","status":"ok","peak_by_category":[[1,2]]})" << false
+            << "probe result: \"peak_by_category\" rows must be";
     }
     void malformedDocuments()
     {
@@ -295,9 +304,12 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("mode");
-        QTest::newRow("resnet18 train") << "resnet18.onnx" << "train";
-        QTest::newRow("bert_like train") << "bert_like.onnx" << "train";
-        QTest::newRow("resnet18 infer") << "resnet18.onnx" << "infer";
+        QTest::newRow("resnet18 train") << "resnet18.onnx"
+                                        << "train";
+        QTest::newRow("bert_like train") << "bert_like.onnx"
+                                         << "train";
+        QTest::newRow("resnet18 infer") << "resnet18.onnx"
+                                        << "infer";
     }
     void makePlan()
     {

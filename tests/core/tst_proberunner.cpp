@@ -13,15 +13,9 @@ using namespace headroom;
 namespace {
 
 // Qt's QCOMPARE would find headroom::toString(Status) by ADL, which returns a string_view.
-QString st(ProbeResult::Status s)
-{
-    return QString::fromLatin1(toString(s).data(), qsizetype(toString(s).size()));
-}
+QString st(ProbeResult::Status s) { return QString::fromLatin1(toString(s).data(), qsizetype(toString(s).size())); }
 
-std::string helper(const char* name)
-{
-    return std::string(HEADROOM_BINARY_DIR) + "/tests/" + name;
-}
+std::string helper(const char* name) { return std::string(HEADROOM_BINARY_DIR) + "/tests/" + name; }
 
 ProbePlan smallPlan()
 {

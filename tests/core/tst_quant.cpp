@@ -1,8 +1,8 @@
 // bitsandbytes storage, byte-exact: 4-bit weights (functional.py quantize_4bit, blocksize 64, optional
 // double quantization of the absmax with blocksize 256), LLM.int8 weights, the modules quantized (every
 // Linear but the output layer) on a Llama-3-8B config, and 8-bit Adam's blockwise state.
-#include "headroom/memory/engine.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 #include "headroom/memory/finetune_summary.h"
 
 #include <QTest>
@@ -100,7 +100,8 @@ private slots:
         for (const Tensor& t : m.tensors) {
             if (!t.name.ends_with("_proj.weight") || t.name.find("lora_") != std::string::npos)
                 continue;
-            const int64_t rows = t.shape.dims[0].constantValue().value_or(0), cols = t.shape.dims[1].constantValue().value_or(0);
+            const int64_t rows = t.shape.dims[0].constantValue().value_or(0),
+                          cols = t.shape.dims[1].constantValue().value_or(0);
             const int64_t n = rows * cols;
             want += Quant(quant) == Quant::Int8 ? n + 4 * cols : quant4bitBytes(n, doubleQuant);
             params += n;
@@ -156,8 +157,8 @@ private slots:
         QVERIFY(caching.memory.reservedPeak >= caching.memory.peak);
         // weights + adapter gradients + optimizer state + what the step keeps: never more than the
         // step's own categories add up to
-        QVERIFY(exact.memory.peak < exact.memory.weights + exact.memory.gradients + exact.memory.optimizer
-                                        + exact.memory.activationsPeak + (16 << 20));
+        QVERIFY(exact.memory.peak < exact.memory.weights + exact.memory.gradients + exact.memory.optimizer +
+                                        exact.memory.activationsPeak + (16 << 20));
     }
 
     // bitsandbytes Optimizer2State: tensors under 4096 elements keep fp32 state, larger ones one byte per
@@ -189,18 +190,20 @@ private slots:
         QTest::addColumn<qint64>("total");
         QTest::addColumn<qint64>("paged");
         QTest::newRow("32-bit 99999") << int(Optimizer::PagedAdamW) << qint64(99999) << qint64(99999 * 8) << qint64(0);
-        QTest::newRow("32-bit 100000") << int(Optimizer::PagedAdamW) << qint64(100000) << qint64(800000) << qint64(800000);
+        QTest::newRow("32-bit 100000") << int(Optimizer::PagedAdamW) << qint64(100000) << qint64(800000)
+                                       << qint64(800000);
         // lora_B of k_proj on Llama-3-8B (1024 x 64): stays in the allocator
         QTest::newRow("32-bit 65536") << int(Optimizer::PagedAdamW) << qint64(65536) << qint64(65536 * 8) << qint64(0);
         // 8-bit: two uint8 moments paged, two fp32 absmax (ceil(n / 256) blocks) not
-        QTest::newRow("8-bit 262144") << int(Optimizer::PagedAdamW8bit) << qint64(262144) << qint64(2 * (262144 + 1024 * 4))
-                                      << qint64(2 * 262144);
+        QTest::newRow("8-bit 262144") << int(Optimizer::PagedAdamW8bit) << qint64(262144)
+                                      << qint64(2 * (262144 + 1024 * 4)) << qint64(2 * 262144);
         QTest::newRow("8-bit 99999") << int(Optimizer::PagedAdamW8bit) << qint64(99999) << qint64(2 * (99999 + 391 * 4))
                                      << qint64(0);
-        QTest::newRow("8-bit 4095 (32-bit)") << int(Optimizer::PagedAdamW8bit) << qint64(4095) << qint64(4095 * 8) << qint64(0);
+        QTest::newRow("8-bit 4095 (32-bit)")
+            << int(Optimizer::PagedAdamW8bit) << qint64(4095) << qint64(4095 * 8) << qint64(0);
         QTest::newRow("AdamW never") << int(Optimizer::AdamW) << qint64(1000000) << qint64(8000000) << qint64(0);
-        QTest::newRow("8-bit Adam never") << int(Optimizer::Adam8bit) << qint64(262144) << qint64(2 * (262144 + 1024 * 4))
-                                          << qint64(0);
+        QTest::newRow("8-bit Adam never")
+            << int(Optimizer::Adam8bit) << qint64(262144) << qint64(2 * (262144 + 1024 * 4)) << qint64(0);
     }
     void pagedState()
     {
@@ -227,9 +230,9 @@ private slots:
         QTest::addColumn<bool>("kbitPrep");
         QTest::addColumn<QString>("node");
         QTest::addColumn<int>("elem");
-        const char* nodes[] = {"model/embed_tokens/Gather", "model/layers.1/Add", "model/layers.1/input_layernorm/Mul",
-                               "model/layers.1/self_attn/q_proj/MatMul", "model/layers.1/mlp/down_proj/MatMul",
-                               "lm_head/MatMul"};
+        const char* nodes[] = {"model/embed_tokens/Gather",           "model/layers.1/Add",
+                               "model/layers.1/input_layernorm/Mul",  "model/layers.1/self_attn/q_proj/MatMul",
+                               "model/layers.1/mlp/down_proj/MatMul", "lm_head/MatMul"};
         for (const char* n : nodes) {
             QTest::newRow(qPrintable(QString("kbit %1").arg(n))) << true << QString(n) << 4;
             QTest::newRow(qPrintable(QString("no kbit %1").arg(n))) << false << QString(n) << 2;
@@ -302,9 +305,11 @@ private slots:
         // 4N x 256 output + max(2N x (256 + 256) copies, 4N x 256 clone)
         QTest::newRow("kbit q_proj") << true << "model/layers.1/self_attn/q_proj/MatMul" << 4 * N * 256 + 4 * N * 256;
         // 4N x 688 output + 2N x (256 + 688) copies, no adapter
-        QTest::newRow("kbit gate_proj") << true << "model/layers.1/mlp/gate_proj/MatMul" << 4 * N * 688 + 2 * N * (256 + 688);
+        QTest::newRow("kbit gate_proj") << true << "model/layers.1/mlp/gate_proj/MatMul"
+                                        << 4 * N * 688 + 2 * N * (256 + 688);
         // bf16 in, bf16 out: no copies; the clone of q_proj's bf16 output
-        QTest::newRow("no kbit q_proj") << false << "model/layers.1/self_attn/q_proj/MatMul" << 2 * N * 256 + 2 * N * 256;
+        QTest::newRow("no kbit q_proj") << false << "model/layers.1/self_attn/q_proj/MatMul"
+                                        << 2 * N * 256 + 2 * N * 256;
         QTest::newRow("no kbit gate_proj") << false << "model/layers.1/mlp/gate_proj/MatMul" << 2 * N * 688;
     }
     void linear4bitStep()

@@ -2,9 +2,9 @@
 // computation gives. The reference here is that plain computation, assembled from the public functions
 // the way the report did it before: a plan per search, full evaluations, every allocator replay run to
 // its end. And a report that is cancelled says so and carries no curves or advice.
-#include "headroom/memory/allocator.h"
 #include "headroom/hardware/gpus.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/allocator.h"
 #include "headroom/report/report.h"
 
 #include <QTest>
@@ -90,9 +90,11 @@ private slots:
         QTest::addColumn<AllocatorMode>("allocator");
         QTest::newRow("resnet18 fits") << "resnet18.onnx" << qint64(32) << "RTX 4090" << AllocatorMode::Caching;
         QTest::newRow("resnet50 over T4") << "resnet50.onnx" << qint64(256) << "T4" << AllocatorMode::Caching;
-        QTest::newRow("tiny_gpt expandable") << "tiny_gpt.onnx" << qint64(16) << "RTX 3060" << AllocatorMode::Expandable;
+        QTest::newRow("tiny_gpt expandable")
+            << "tiny_gpt.onnx" << qint64(16) << "RTX 3060" << AllocatorMode::Expandable;
         QTest::newRow("lstm exact") << "lstm_tagger.onnx" << qint64(64) << "T4" << AllocatorMode::Exact;
-        QTest::newRow("mobilenet over 3060") << "mobilenet_v2.onnx" << qint64(512) << "RTX 3060" << AllocatorMode::Caching;
+        QTest::newRow("mobilenet over 3060")
+            << "mobilenet_v2.onnx" << qint64(512) << "RTX 3060" << AllocatorMode::Caching;
     }
     void reuseGivesThePlainAnswers()
     {
@@ -145,7 +147,8 @@ private slots:
         QTest::newRow("tiny_gpt 3060 expandable") << "RTX 3060" << int(AllocatorMode::Expandable) << qint64(8);
         // batch 1 on 24 GB: the cache runs hundreds of tokens above the allocated bound, past the
         // 512-value scan into the bisection
-        QTest::newRow("tiny_gpt 4090 caching, scan and bisection") << "RTX 4090" << int(AllocatorMode::Caching) << qint64(1);
+        QTest::newRow("tiny_gpt 4090 caching, scan and bisection")
+            << "RTX 4090" << int(AllocatorMode::Caching) << qint64(1);
     }
     void maxSymbolScanStopsEarlyWithTheSameAnswer()
     {

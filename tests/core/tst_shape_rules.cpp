@@ -28,10 +28,7 @@ std::vector<fixture::Dim> withBatch(const Dims& d)
     return out;
 }
 
-Model load(const fixture::Graph& g)
-{
-    return loadModelFromBytes(g.bytes(), "rule.onnx");
-}
+Model load(const fixture::Graph& g) { return loadModelFromBytes(g.bytes(), "rule.onnx"); }
 
 Bindings atBatch(const Model& m)
 {
@@ -79,7 +76,8 @@ private slots:
         QTest::addColumn<QString>("op");
         QTest::addColumn<Dims>("in");
         QTest::addColumn<Dims>("out");
-        for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Softmax", "Identity", "Neg", "Not", "Dropout"})
+        for (const char* op :
+             {"Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Softmax", "Identity", "Neg", "Not", "Dropout"})
             QTest::newRow(op) << op << Dims{3, 5, 7} << Dims{3, 5, 7};
     }
     void sameShape()
@@ -200,9 +198,9 @@ private slots:
             ints(n, "kernel_shape", {3, 3});
             ints(n, "strides", {2, 2});
         }) << Dims{3, 8, 7, 7};
-        QTest::newRow("GlobalAveragePool") << Dims{3, 8, 7, 7} << Build([](fixture::Graph& g) {
-            g.node("GlobalAveragePool", "n", {"x"}, {"y"});
-        }) << Dims{3, 8, 1, 1};
+        QTest::newRow("GlobalAveragePool")
+            << Dims{3, 8, 7, 7} << Build([](fixture::Graph& g) { g.node("GlobalAveragePool", "n", {"x"}, {"y"}); })
+            << Dims{3, 8, 1, 1};
         QTest::newRow("ReduceSum axes [1] keepdims 0") << Dims{3, 4, 5} << Build([](fixture::Graph& g) {
             g.ints("a", {1});
             fixture::Graph::intAttr(g.node("ReduceSum", "n", {"x", "a"}, {"y"}), "keepdims", 0);
@@ -260,19 +258,21 @@ private slots:
         QTest::addColumn<int>("dtype");
         QTest::newRow("Shape: int64") << Build([](fixture::Graph& g) { g.node("Shape", "n", {"x"}, {"t"}); })
                                       << int(DType::Int64);
-        QTest::newRow("Equal: bool") << Build([](fixture::Graph& g) { g.node("Equal", "n", {"x", "x"}, {"t"}); })
-                                     << int(DType::Bool);
-        QTest::newRow("Cast to=10: float16") << Build([](fixture::Graph& g) {
-            fixture::Graph::intAttr(g.node("Cast", "n", {"x"}, {"t"}), "to", 10);
-        }) << int(DType::Float16);
+        QTest::newRow("Equal: bool") << Build([](fixture::Graph& g) {
+            g.node("Equal", "n", {"x", "x"}, {"t"});
+        }) << int(DType::Bool);
+        QTest::newRow("Cast to=10: float16")
+            << Build([](fixture::Graph& g) { fixture::Graph::intAttr(g.node("Cast", "n", {"x"}, {"t"}), "to", 10); })
+            << int(DType::Float16);
         QTest::newRow("TopK indices: int64") << Build([](fixture::Graph& g) {
             g.ints("k", {2});
             g.node("TopK", "n", {"x", "k"}, {"v", "t"});
         }) << int(DType::Int64);
-        QTest::newRow("Dropout mask: bool") << Build([](fixture::Graph& g) { g.node("Dropout", "n", {"x"}, {"d", "t"}); })
-                                            << int(DType::Bool);
-        QTest::newRow("Relu: input's type") << Build([](fixture::Graph& g) { g.node("Relu", "n", {"x"}, {"t"}); })
-                                            << int(DType::Float32);
+        QTest::newRow("Dropout mask: bool") << Build([](fixture::Graph& g) {
+            g.node("Dropout", "n", {"x"}, {"d", "t"});
+        }) << int(DType::Bool);
+        QTest::newRow("Relu: input's type")
+            << Build([](fixture::Graph& g) { g.node("Relu", "n", {"x"}, {"t"}); }) << int(DType::Float32);
     }
     void outputType()
     {
@@ -305,9 +305,9 @@ private slots:
             g.weight("w", {5, 6});
             g.node("MatMul", "n", {"x", "w"}, {"y"});
         }) << "MatMul inner dims differ: 4 vs 5";
-        QTest::newRow("NonZero is data-dependent") << Dims{3, 4} << Build([](fixture::Graph& g) {
-            g.node("NonZero", "n", {"x"}, {"y"});
-        }) << "NonZero has a data-dependent output size";
+        QTest::newRow("NonZero is data-dependent")
+            << Dims{3, 4} << Build([](fixture::Graph& g) { g.node("NonZero", "n", {"x"}, {"y"}); })
+            << "NonZero has a data-dependent output size";
     }
     void invalidNodeIsNamed()
     {

@@ -1,7 +1,7 @@
 // Shapes acceptance: every tensor concrete at batch 1/8 (seq 16/64), outputs exact, fitted == fresh.
+#include "headroom/import/synthetic.h"
 #include "headroom/load/loader.h"
 #include "headroom/shapes/shapes.h"
-#include "headroom/import/synthetic.h"
 #include "onnx_fixture.h"
 
 #include <QtTest>
@@ -51,7 +51,8 @@ private slots:
                     for (qlonglong seq : tokens ? std::vector<qlonglong>{16, 64} : std::vector<qlonglong>{0}) {
                         QList<qlonglong> shape;
                         for (const auto& d : m.at("output").at("shape"))
-                            shape << (d.is_string() ? (d.get<std::string>() == "batch" ? batch : seq) : d.get<qlonglong>());
+                            shape << (d.is_string() ? (d.get<std::string>() == "batch" ? batch : seq)
+                                                    : d.get<qlonglong>());
                         const QString f = QString::fromStdString(file.get<std::string>());
                         QTest::newRow(qPrintable(QStringLiteral("%1 b%2 s%3").arg(f).arg(batch).arg(seq)))
                             << f << batch << seq << shape;
@@ -91,7 +92,8 @@ private slots:
     void fittedEqualsFresh_data()
     {
         QTest::addColumn<QString>("file");
-        for (const char* f : {"tiny_gpt.onnx", "bert_like.onnx", "lstm_tagger.onnx", "resnet50.onnx", "mobilenet_v2.onnx"})
+        for (const char* f :
+             {"tiny_gpt.onnx", "bert_like.onnx", "lstm_tagger.onnx", "resnet50.onnx", "mobilenet_v2.onnx"})
             QTest::newRow(f) << QString::fromLatin1(f);
     }
     void fittedEqualsFresh()

@@ -3,11 +3,11 @@
 // kept across bindings must give exactly what a fresh plan and a fresh walk give: batch 1 and seq 1 flip
 // those decisions (broadcast gradients, transposes of size-1 dims that stay contiguous), and the sequence
 // goes back and forth so that recorded programs are reused, not only recorded.
-#include "headroom/memory/engine.h"
-#include "headroom/memory/allocator.h"
 #include "headroom/hardware/gpus.h"
-#include "headroom/load/loader.h"
 #include "headroom/import/synthetic.h"
+#include "headroom/load/loader.h"
+#include "headroom/memory/allocator.h"
+#include "headroom/memory/engine.h"
 
 #include <QTest>
 
@@ -20,12 +20,15 @@ QString differs(const Evaluation& kept, const Evaluation& fresh)
     const Breakdown& a = kept.memory;
     const Breakdown& b = fresh.memory;
     const std::vector<std::pair<const char*, std::pair<int64_t, int64_t>>> figures = {
-        {"peak", {a.peak, b.peak}}, {"reservedPeak", {a.reservedPeak, b.reservedPeak}},
+        {"peak", {a.peak, b.peak}},
+        {"reservedPeak", {a.reservedPeak, b.reservedPeak}},
         {"activationsSaved", {a.activationsSaved, b.activationsSaved}},
         {"activationsPeak", {a.activationsPeak, b.activationsPeak}},
         {"activationsTransient", {a.activationsTransient, b.activationsTransient}},
-        {"lossBytes", {a.lossBytes, b.lossBytes}}, {"weights", {a.weights, b.weights}},
-        {"gradients", {a.gradients, b.gradients}}, {"optimizer", {a.optimizer, b.optimizer}},
+        {"lossBytes", {a.lossBytes, b.lossBytes}},
+        {"weights", {a.weights, b.weights}},
+        {"gradients", {a.gradients, b.gradients}},
+        {"optimizer", {a.optimizer, b.optimizer}},
         {"recomputeMacs", {kept.recomputeMacs, fresh.recomputeMacs}},
         {"inplaceTransientSaving", {kept.inplaceTransientSaving, fresh.inplaceTransientSaving}},
         {"peakStep", {kept.peakStep, fresh.peakStep}}};
@@ -37,7 +40,8 @@ QString differs(const Evaluation& kept, const Evaluation& fresh)
     for (size_t i = 0; i < kept.timeline.size(); ++i) {
         const TimelinePoint& x = kept.timeline[i];
         const TimelinePoint& y = fresh.timeline[i];
-        if (x.step != y.step || x.node != y.node || x.phase != y.phase || x.allocated != y.allocated || x.high != y.high)
+        if (x.step != y.step || x.node != y.node || x.phase != y.phase || x.allocated != y.allocated ||
+            x.high != y.high)
             return QString("timeline step %1").arg(i);
     }
     if (kept.events.size() != fresh.events.size())
@@ -69,16 +73,26 @@ private slots:
         QTest::addColumn<bool>("inplace");
         QTest::addColumn<int>("checkpoint");
         QTest::addColumn<int>("accumulate");
-        QTest::newRow("tiny_gpt train") << "tiny_gpt.onnx" << "fp32" << false << false << 1 << 1;
-        QTest::newRow("tiny_gpt amp ckpt 3") << "tiny_gpt.onnx" << "amp-bf16" << false << false << 3 << 1;
-        QTest::newRow("bert_like inplace acc 2") << "bert_like.onnx" << "fp32" << false << true << 1 << 2;
-        QTest::newRow("bert_like infer") << "bert_like.onnx" << "fp16" << true << false << 1 << 1;
-        QTest::newRow("resnet18 inplace ckpt 4") << "resnet18.onnx" << "fp32" << false << true << 4 << 1;
-        QTest::newRow("lstm_tagger ckpt 2") << "lstm_tagger.onnx" << "fp32" << false << false << 2 << 1;
-        QTest::newRow("llama_small amp") << "hf/llama_small.onnx" << "amp-fp16" << false << false << 1 << 1;
-        QTest::newRow("llama_small mixed ckpt 2") << "hf/llama_small.onnx" << "mixed-bf16" << false << false << 2 << 1;
-        QTest::newRow("bert_base infer") << "hf/bert_base.onnx" << "fp32" << true << false << 1 << 1;
-        QTest::newRow("chain inplace ckpt 5") << "chain" << "fp32" << false << true << 5 << 1;
+        QTest::newRow("tiny_gpt train") << "tiny_gpt.onnx"
+                                        << "fp32" << false << false << 1 << 1;
+        QTest::newRow("tiny_gpt amp ckpt 3") << "tiny_gpt.onnx"
+                                             << "amp-bf16" << false << false << 3 << 1;
+        QTest::newRow("bert_like inplace acc 2") << "bert_like.onnx"
+                                                 << "fp32" << false << true << 1 << 2;
+        QTest::newRow("bert_like infer") << "bert_like.onnx"
+                                         << "fp16" << true << false << 1 << 1;
+        QTest::newRow("resnet18 inplace ckpt 4") << "resnet18.onnx"
+                                                 << "fp32" << false << true << 4 << 1;
+        QTest::newRow("lstm_tagger ckpt 2") << "lstm_tagger.onnx"
+                                            << "fp32" << false << false << 2 << 1;
+        QTest::newRow("llama_small amp") << "hf/llama_small.onnx"
+                                         << "amp-fp16" << false << false << 1 << 1;
+        QTest::newRow("llama_small mixed ckpt 2") << "hf/llama_small.onnx"
+                                                  << "mixed-bf16" << false << false << 2 << 1;
+        QTest::newRow("bert_base infer") << "hf/bert_base.onnx"
+                                         << "fp32" << true << false << 1 << 1;
+        QTest::newRow("chain inplace ckpt 5") << "chain"
+                                              << "fp32" << false << true << 5 << 1;
     }
     void keptPlanEqualsFreshWalk()
     {
@@ -88,9 +102,8 @@ private slots:
         QFETCH(bool, inplace);
         QFETCH(int, checkpoint);
         QFETCH(int, accumulate);
-        const Model m = file == "chain"
-            ? loadModelFromBytes(makeSyntheticChain(40, 32), "chain.onnx")
-            : loadModel(std::string(HEADROOM_TEST_DATA) + "/" + file.toStdString());
+        const Model m = file == "chain" ? loadModelFromBytes(makeSyntheticChain(40, 32), "chain.onnx")
+                                        : loadModel(std::string(HEADROOM_TEST_DATA) + "/" + file.toStdString());
         Config c;
         c.dtype = *parseDtype(dtype.toStdString());
         c.mode = inference ? Mode::Infer : Mode::Train;

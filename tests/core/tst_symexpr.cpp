@@ -35,8 +35,14 @@ private slots:
         case 0: e = DimExpr::constant(3); break;
         case 1: e = DimExpr::symbol(0); break;
         case 2: e.addTerm(3, 1); break;
-        case 3: e.addTerm(2, 4); e.addTerm(0, -1); break;
-        case 4: e.addTerm(3, 12); e.addTerm(1, 7); break;
+        case 3:
+            e.addTerm(2, 4);
+            e.addTerm(0, -1);
+            break;
+        case 4:
+            e.addTerm(3, 12);
+            e.addTerm(1, 7);
+            break;
         default: break;
         }
         QCOMPARE(e.eval({batch, seq}), std::optional<int64_t>(expected));

@@ -16,10 +16,7 @@ namespace fixture {
 class VitBuilder
 {
 public:
-    explicit VitBuilder(Graph& g)
-        : m_g(g)
-    {
-    }
+    explicit VitBuilder(Graph& g) : m_g(g) {}
 
     // A weight whose bytes live in an absent external file (architecture-only export).
     void weight(const std::string& name, std::initializer_list<int64_t> dims)

@@ -10,8 +10,8 @@
 int headroomFuzzOne(const uint8_t* data, size_t size)
 {
     try {
-        const headroom::Model m =
-            headroom::loadModelFromBytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
+        const headroom::Model m = headroom::loadModelFromBytes(
+            std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
         headroom::Bindings b = m.defaultBindings();
         (void)headroom::evaluateShapes(m, b);
         for (int64_t& v : b)

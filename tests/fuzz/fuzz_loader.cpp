@@ -2,7 +2,4 @@
 //   build/fuzz/tests/fuzz/fuzz_loader -max_total_time=900 -rss_limit_mb=4096 CORPUS_DIR tests/data
 #include "fuzz_entry.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
-{
-    return headroomFuzzOne(data, size);
-}
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return headroomFuzzOne(data, size); }

@@ -20,9 +20,10 @@ int main(int argc, char** argv)
     std::string message;
     try {
         const auto plan = nlohmann::json::parse(input);
-        message = "canned: " + plan.value("model", std::string()) + " batch " + std::to_string(plan.value("batch", 0))
-            + ", " + std::to_string(plan.value("events", nlohmann::json::array()).size()) + " events, "
-            + std::to_string(plan.value("batch_plans", nlohmann::json::array()).size()) + " batch plans; args: " + args;
+        message = "canned: " + plan.value("model", std::string()) + " batch " + std::to_string(plan.value("batch", 0)) +
+                  ", " + std::to_string(plan.value("events", nlohmann::json::array()).size()) + " events, " +
+                  std::to_string(plan.value("batch_plans", nlohmann::json::array()).size()) +
+                  " batch plans; args: " + args;
     } catch (const nlohmann::json::exception&) {
         message = "canned: no plan; args: " + args;
     }
@@ -46,12 +47,13 @@ int main(int argc, char** argv)
         r["caching_segments"] = 1;
         r["used_after_event"] = {2097152, 6291456, 4194304, 0};
         r["reserved_after_event"] = {20971520, 20971520, 20971520, 20971520};
-        r["peak_by_category"] = nlohmann::json::array({nlohmann::json::array({"weights", 2097152}),
-                                                        nlohmann::json::array({"activations", 4194304})});
+        r["peak_by_category"] = nlohmann::json::array(
+            {nlohmann::json::array({"weights", 2097152}), nlohmann::json::array({"activations", 4194304})});
         r["cublas_workspace"] = 8519680;
         r["cudnn_workspace"] = -1;
         r["measured_max_batch"] = 192;
-        r["batch_trials"] = {{{"batch", 128}, {"fits", true}, {"peak", 1000}}, {{"batch", 256}, {"fits", false}, {"peak", 0}}};
+        r["batch_trials"] = {{{"batch", 128}, {"fits", true}, {"peak", 1000}},
+                             {{"batch", 256}, {"fits", false}, {"peak", 0}}};
         r["oom"] = false;
         r["seconds"] = 0.25;
     }

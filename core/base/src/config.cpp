@@ -25,27 +25,47 @@ std::optional<E> parseIn(const std::array<std::pair<E, std::string_view>, N>& ta
 }
 
 constexpr std::array<std::pair<Mode, std::string_view>, 2> kModes{{{Mode::Train, "train"}, {Mode::Infer, "infer"}}};
-constexpr std::array<std::pair<DtypePolicy, std::string_view>, 9> kDtypes{{
-    {DtypePolicy::FP32, "fp32"}, {DtypePolicy::FP16, "fp16"}, {DtypePolicy::BF16, "bf16"},
-    {DtypePolicy::AmpFP16, "amp-fp16"}, {DtypePolicy::AmpBF16, "amp-bf16"}, {DtypePolicy::MixedFP16, "mixed-fp16"},
-    {DtypePolicy::MixedBF16, "mixed-bf16"}, {DtypePolicy::INT8, "int8"}, {DtypePolicy::INT4, "int4"}}};
-constexpr std::array<std::pair<Optimizer, std::string_view>, 14> kOptimizers{{
-    {Optimizer::SGD, "sgd"}, {Optimizer::Momentum, "momentum"}, {Optimizer::Adam, "adam"}, {Optimizer::AdamW, "adamw"},
-    {Optimizer::Adagrad, "adagrad"}, {Optimizer::RMSprop, "rmsprop"}, {Optimizer::Adadelta, "adadelta"},
-    {Optimizer::Lion, "lion"}, {Optimizer::LAMB, "lamb"}, {Optimizer::Adam8bit, "adam8bit"},
-    {Optimizer::Adafactor, "adafactor"}, {Optimizer::Custom, "custom"}, {Optimizer::PagedAdamW, "paged-adamw"},
-    {Optimizer::PagedAdamW8bit, "paged-adamw8bit"}}};
-constexpr std::array<std::pair<Loss, std::string_view>, 3> kLosses{{
-    {Loss::CrossEntropy, "ce"}, {Loss::MSE, "mse"}, {Loss::None, "none"}}};
-constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{
-    {Strategy::Single, "single"}, {Strategy::DDP, "ddp"}, {Strategy::DP, "dp"}, {Strategy::BalancedDP, "balanced-dp"},
-    {Strategy::ZeRO1, "zero1"}, {Strategy::ZeRO2, "zero2"}, {Strategy::ZeRO3, "zero3"}, {Strategy::FSDP, "fsdp"}}};
-constexpr std::array<std::pair<AllocatorMode, std::string_view>, 3> kAllocators{{
-    {AllocatorMode::Exact, "exact"}, {AllocatorMode::Caching, "caching"}, {AllocatorMode::Expandable, "expandable"}}};
-constexpr std::array<std::pair<Attention, std::string_view>, 2> kAttention{{
-    {Attention::Fused, "fused"}, {Attention::Math, "math"}}};
+constexpr std::array<std::pair<DtypePolicy, std::string_view>, 9> kDtypes{{{DtypePolicy::FP32, "fp32"},
+                                                                           {DtypePolicy::FP16, "fp16"},
+                                                                           {DtypePolicy::BF16, "bf16"},
+                                                                           {DtypePolicy::AmpFP16, "amp-fp16"},
+                                                                           {DtypePolicy::AmpBF16, "amp-bf16"},
+                                                                           {DtypePolicy::MixedFP16, "mixed-fp16"},
+                                                                           {DtypePolicy::MixedBF16, "mixed-bf16"},
+                                                                           {DtypePolicy::INT8, "int8"},
+                                                                           {DtypePolicy::INT4, "int4"}}};
+constexpr std::array<std::pair<Optimizer, std::string_view>, 14> kOptimizers{
+    {{Optimizer::SGD, "sgd"},
+     {Optimizer::Momentum, "momentum"},
+     {Optimizer::Adam, "adam"},
+     {Optimizer::AdamW, "adamw"},
+     {Optimizer::Adagrad, "adagrad"},
+     {Optimizer::RMSprop, "rmsprop"},
+     {Optimizer::Adadelta, "adadelta"},
+     {Optimizer::Lion, "lion"},
+     {Optimizer::LAMB, "lamb"},
+     {Optimizer::Adam8bit, "adam8bit"},
+     {Optimizer::Adafactor, "adafactor"},
+     {Optimizer::Custom, "custom"},
+     {Optimizer::PagedAdamW, "paged-adamw"},
+     {Optimizer::PagedAdamW8bit, "paged-adamw8bit"}}};
+constexpr std::array<std::pair<Loss, std::string_view>, 3> kLosses{
+    {{Loss::CrossEntropy, "ce"}, {Loss::MSE, "mse"}, {Loss::None, "none"}}};
+constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{{Strategy::Single, "single"},
+                                                                            {Strategy::DDP, "ddp"},
+                                                                            {Strategy::DP, "dp"},
+                                                                            {Strategy::BalancedDP, "balanced-dp"},
+                                                                            {Strategy::ZeRO1, "zero1"},
+                                                                            {Strategy::ZeRO2, "zero2"},
+                                                                            {Strategy::ZeRO3, "zero3"},
+                                                                            {Strategy::FSDP, "fsdp"}}};
+constexpr std::array<std::pair<AllocatorMode, std::string_view>, 3> kAllocators{
+    {{AllocatorMode::Exact, "exact"}, {AllocatorMode::Caching, "caching"}, {AllocatorMode::Expandable, "expandable"}}};
+constexpr std::array<std::pair<Attention, std::string_view>, 2> kAttention{
+    {{Attention::Fused, "fused"}, {Attention::Math, "math"}}};
 constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
-constexpr std::array<std::pair<TorchVersion, std::string_view>, 2> kTorch{{{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}}};
+constexpr std::array<std::pair<TorchVersion, std::string_view>, 2> kTorch{
+    {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}}};
 
 } // namespace
 

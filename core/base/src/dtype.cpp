@@ -5,14 +5,29 @@ namespace headroom {
 int bitsOf(DType t) noexcept
 {
     switch (t) {
-    case DType::Float64: case DType::Int64: case DType::UInt64: case DType::Complex64: return 64;
+    case DType::Float64:
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Complex64: return 64;
     case DType::Complex128: return 128;
-    case DType::Float32: case DType::Int32: case DType::UInt32: return 32;
-    case DType::Float16: case DType::BFloat16: case DType::Int16: case DType::UInt16: return 16;
-    case DType::Int8: case DType::UInt8: case DType::Bool: case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ:
-    case DType::Float8E5M2: case DType::Float8E5M2FNUZ: return 8;
-    case DType::Int4: case DType::UInt4: return 4;
-    case DType::Undefined: case DType::String: return 0;
+    case DType::Float32:
+    case DType::Int32:
+    case DType::UInt32: return 32;
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Int16:
+    case DType::UInt16: return 16;
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Bool:
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ: return 8;
+    case DType::Int4:
+    case DType::UInt4: return 4;
+    case DType::Undefined:
+    case DType::String: return 0;
     }
     return 0;
 }
@@ -26,23 +41,34 @@ int64_t bytesOf(DType t) noexcept
 bool isFloating(DType t) noexcept
 {
     switch (t) {
-    case DType::Float32: case DType::Float16: case DType::BFloat16: case DType::Float64:
-    case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Complex64: case DType::Complex128:
-        return true;
-    default:
-        return false;
+    case DType::Float32:
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float64:
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Complex64:
+    case DType::Complex128: return true;
+    default: return false;
     }
 }
 
 bool isInteger(DType t) noexcept
 {
     switch (t) {
-    case DType::Int8: case DType::UInt8: case DType::Int16: case DType::UInt16: case DType::Int32:
-    case DType::UInt32: case DType::Int64: case DType::UInt64: case DType::Int4: case DType::UInt4:
-        return true;
-    default:
-        return false;
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int16:
+    case DType::UInt16:
+    case DType::Int32:
+    case DType::UInt32:
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Int4:
+    case DType::UInt4: return true;
+    default: return false;
     }
 }
 

@@ -18,10 +18,14 @@ std::string_view toString(Quant q) noexcept
 
 std::optional<Quant> parseQuant(std::string_view s) noexcept
 {
-    if (s == "nf4") return Quant::NF4;
-    if (s == "fp4") return Quant::FP4;
-    if (s == "int8") return Quant::Int8;
-    if (s == "none") return Quant::None;
+    if (s == "nf4")
+        return Quant::NF4;
+    if (s == "fp4")
+        return Quant::FP4;
+    if (s == "int8")
+        return Quant::Int8;
+    if (s == "none")
+        return Quant::None;
     return std::nullopt;
 }
 
@@ -103,10 +107,7 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
     return std::nullopt;
 }
 
-int loraAdapterBytes(const LoraSpec& spec) noexcept
-{
-    return spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4;
-}
+int loraAdapterBytes(const LoraSpec& spec) noexcept { return spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4; }
 
 std::vector<std::string> loraFreezePatterns()
 {
@@ -118,17 +119,14 @@ int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept
 {
     if (numel <= 0)
         return 0;
-    const int64_t blocks = (numel + 63) / 64;          // blocksize 64 (Linear4bit's default)
-    const int64_t packed = (numel + 1) / 2;            // two 4-bit codes per byte
+    const int64_t blocks = (numel + 63) / 64; // blocksize 64 (Linear4bit's default)
+    const int64_t packed = (numel + 1) / 2;   // two 4-bit codes per byte
     if (!doubleQuant)
-        return packed + 4 * blocks;                    // fp32 absmax per block
-    const int64_t blocks2 = (blocks + 255) / 256;      // nested blocksize 256
-    return packed + blocks + 4 * blocks2;              // uint8 absmax + fp32 absmax2 per 256 blocks
+        return packed + 4 * blocks;               // fp32 absmax per block
+    const int64_t blocks2 = (blocks + 255) / 256; // nested blocksize 256
+    return packed + blocks + 4 * blocks2;         // uint8 absmax + fp32 absmax2 per 256 blocks
 }
 
-int64_t quant8bitBytes(int64_t numel, int64_t rows) noexcept
-{
-    return numel <= 0 ? 0 : numel + 4 * rows;
-}
+int64_t quant8bitBytes(int64_t numel, int64_t rows) noexcept { return numel <= 0 ? 0 : numel + 4 * rows; }
 
 } // namespace headroom

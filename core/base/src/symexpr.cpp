@@ -34,10 +34,7 @@ void DimExpr::addTerm(uint32_t mask, int64_t coeff)
     }
 }
 
-bool DimExpr::isConstant() const noexcept
-{
-    return m_terms.empty() || (m_terms.size() == 1 && m_terms[0].mask == 0);
-}
+bool DimExpr::isConstant() const noexcept { return m_terms.empty() || (m_terms.size() == 1 && m_terms[0].mask == 0); }
 
 uint32_t DimExpr::symbolMask() const noexcept
 {
@@ -56,7 +53,10 @@ std::string DimExpr::toString(const std::vector<std::string>& symbolNames) const
     for (auto it = m_terms.rbegin(); it != m_terms.rend(); ++it) {
         int64_t c = it->coeff;
         if (out.empty()) {
-            if (c < 0) { out += "-"; c = -c; }
+            if (c < 0) {
+                out += "-";
+                c = -c;
+            }
         } else {
             out += c < 0 ? " - " : " + ";
             c = std::llabs(c);
@@ -85,7 +85,8 @@ namespace headroom {
 namespace {
 
 // Exact rationals for DimFormula: sympy prints floor(seq/2) with a true division inside.
-struct Rational {
+struct Rational
+{
     int64_t num = 0, den = 1;
 };
 
@@ -161,10 +162,12 @@ private:
             return false;
         for (;;) {
             if (eat("+")) {
-                if (!product()) return false;
+                if (!product())
+                    return false;
                 emit(K::Add);
             } else if (eat("-")) {
-                if (!product()) return false;
+                if (!product())
+                    return false;
                 emit(K::Sub);
             } else {
                 return true;
@@ -177,16 +180,20 @@ private:
             return false;
         for (;;) {
             if (eat("//")) {
-                if (!unary()) return false;
+                if (!unary())
+                    return false;
                 emit(K::FloorDiv);
             } else if (eat("*")) {
-                if (!unary()) return false;
+                if (!unary())
+                    return false;
                 emit(K::Mul);
             } else if (eat("/")) {
-                if (!unary()) return false;
+                if (!unary())
+                    return false;
                 emit(K::Div);
             } else if (eat("%")) {
-                if (!unary()) return false;
+                if (!unary())
+                    return false;
                 emit(K::Mod);
             } else {
                 return true;
@@ -196,7 +203,8 @@ private:
     bool unary()
     {
         if (eat("-")) {
-            if (!unary()) return false;
+            if (!unary())
+                return false;
             emit(K::Neg);
             return true;
         }
@@ -224,7 +232,8 @@ private:
             ok = sum() && eat(")");
         } else {
             const size_t start = m_p;
-            while (m_p < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[m_p])) || m_s[m_p] == '_' || m_s[m_p] == '.'))
+            while (m_p < m_s.size() &&
+                   (std::isalnum(static_cast<unsigned char>(m_s[m_p])) || m_s[m_p] == '_' || m_s[m_p] == '.'))
                 ++m_p;
             const std::string word(m_s.substr(start, m_p - start));
             if (word.empty())
@@ -232,9 +241,10 @@ private:
             std::string lowerWord = word;
             for (char& c : lowerWord)
                 c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            const bool isCall = (lowerWord == "floor" || lowerWord == "ceiling" || lowerWord == "ceil" || lowerWord == "max"
-                                 || lowerWord == "min" || lowerWord == "floordiv" || lowerWord == "mod")
-                                && eat("(");
+            const bool isCall = (lowerWord == "floor" || lowerWord == "ceiling" || lowerWord == "ceil" ||
+                                 lowerWord == "max" || lowerWord == "min" || lowerWord == "floordiv" ||
+                                 lowerWord == "mod") &&
+                                eat("(");
             if (isCall) {
                 if (!sum())
                     return false;
@@ -243,7 +253,10 @@ private:
                 } else {
                     if (!eat(",") || !sum())
                         return false;
-                    emit(lowerWord == "max" ? K::Max : lowerWord == "min" ? K::Min : lowerWord == "mod" ? K::Mod : K::FloorDiv);
+                    emit(lowerWord == "max"   ? K::Max
+                         : lowerWord == "min" ? K::Min
+                         : lowerWord == "mod" ? K::Mod
+                                              : K::FloorDiv);
                 }
                 ok = eat(")");
             } else {

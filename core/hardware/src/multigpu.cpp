@@ -8,8 +8,8 @@
 // adding category totals. docs/ACCURACY-allocator.md lists the assumptions.
 #include "headroom/hardware/multigpu.h"
 
-#include "headroom/memory/allocator.h"
 #include "headroom/base/format.h"
+#include "headroom/memory/allocator.h"
 
 #include <algorithm>
 #include <array>
@@ -21,13 +21,14 @@ namespace headroom {
 namespace {
 
 constexpr int64_t kDdpBucketBytes = int64_t(25) << 20; // DistributedDataParallel bucket_cap_mb
-constexpr int kDdpBuckets = 2;                           // the one being filled and the one in flight
+constexpr int kDdpBuckets = 2;                         // the one being filled and the one in flight
 constexpr size_t kCategories = size_t(Category::Count);
 
 int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; }
 
 // bytes * num / den, rounded up (a shard of an odd-sized tensor is padded, as ZeRO's flat partitions are).
-struct Ratio {
+struct Ratio
+{
     int64_t num = 1, den = 1;
     int64_t apply(int64_t bytes) const
     {
@@ -40,10 +41,11 @@ struct Ratio {
 };
 
 // How one GPU's timeline is derived from a single-GPU evaluation.
-struct Derivation {
+struct Derivation
+{
     std::array<Ratio, kCategories> category{}; // Weights/Gradients: the non-parameter part
-    Ratio paramWeights, paramGrads;             // weights and gradients of parameters
-    std::array<bool, kCategories> offload{};    // category moved to host memory
+    Ratio paramWeights, paramGrads;            // weights and gradients of parameters
+    std::array<bool, kCategories> offload{};   // category moved to host memory
     bool offloadParamWeights = false, offloadParamGrads = false;
     int64_t persistent = 0;  // held for the whole step (DDP buckets)
     int64_t compute = 0;     // held from the first forward to the last backward event (gathered params)
@@ -52,15 +54,16 @@ struct Derivation {
     bool offloadAtOptimizer = false;
 };
 
-struct Derived {
+struct Derived
+{
     std::vector<AllocEvent> events;
-    int64_t peak = 0, weights = 0, gradients = 0, optimizer = 0, activations = 0, loss = 0, communication = 0,
-            cpu = 0;
+    int64_t peak = 0, weights = 0, gradients = 0, optimizer = 0, activations = 0, loss = 0, communication = 0, cpu = 0;
 };
 
 bool isParameter(const Model& model, int tensor)
 {
-    return tensor >= 0 && size_t(tensor) < model.tensors.size() && model.tensors[size_t(tensor)].role == TensorRole::Parameter;
+    return tensor >= 0 && size_t(tensor) < model.tensors.size() &&
+           model.tensors[size_t(tensor)].role == TensorRole::Parameter;
 }
 
 std::vector<Phase> phaseOfStep(const Evaluation& ev)
@@ -78,7 +81,8 @@ std::vector<Phase> phaseOfStep(const Evaluation& ev)
 }
 
 // Where the step's phases begin and end in the event list.
-struct PhaseBounds {
+struct PhaseBounds
+{
     std::ptrdiff_t firstForward = -1, lastCompute = -1, firstLoss = -1, lastLoss = -1, lastForward = -1,
                    firstOptimizer = -1;
 };
@@ -120,7 +124,8 @@ PhaseBounds phaseBounds(const Evaluation& ev)
 }
 
 // A buffer the strategy adds: allocated before event allocBefore, freed after event freeAfter.
-struct Extra {
+struct Extra
+{
     std::ptrdiff_t allocBefore, freeAfter;
     int64_t bytes;
     Category category;
@@ -178,8 +183,8 @@ public:
         m_out.events.push_back(e);
         if (m_total > m_out.peak) {
             m_out.peak = m_total;
-            m_out.activations = m_liveBy[size_t(Category::Activations)] + m_liveBy[size_t(Category::Input)]
-                                + m_liveBy[size_t(Category::Loss)];
+            m_out.activations = m_liveBy[size_t(Category::Activations)] + m_liveBy[size_t(Category::Input)] +
+                                m_liveBy[size_t(Category::Loss)];
             m_out.loss = m_liveBy[size_t(Category::Loss)];
         }
     }
@@ -212,7 +217,8 @@ private:
 };
 
 // The share of an event's bytes one GPU holds under the strategy, and whether it lives on the host instead.
-struct Placement {
+struct Placement
+{
     Ratio ratio;
     bool toHost = false;
 };
@@ -289,7 +295,8 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
     return out;
 }
 
-struct Sums {
+struct Sums
+{
     int64_t paramGrads = 0, master = 0, outputs = 0;
     std::vector<int64_t> layerParams, layerGrads; // per leaf layer: parameter / gradient bytes
 };
@@ -321,8 +328,8 @@ Sums sums(const Model& model, const Evaluation& ev)
             s.layerParams[layerOf(e.tensor)] += e.bytes;
         } else if (e.category == Category::MasterWeights) {
             s.master += e.bytes;
-        } else if (e.category == Category::Activations && e.tensor >= 0 && size_t(e.tensor) < isOutput.size()
-                   && isOutput[size_t(e.tensor)]) {
+        } else if (e.category == Category::Activations && e.tensor >= 0 && size_t(e.tensor) < isOutput.size() &&
+                   isOutput[size_t(e.tensor)]) {
             s.outputs += e.bytes;
         }
     }
@@ -386,7 +393,8 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
     g.lossBytes = d.loss;
     g.communication = d.communication;
     g.cpuBytes = d.cpu;
-    g.reservedPeak = config.allocator == AllocatorMode::Exact ? d.peak : replay(d.events, config.allocator).reservedPeak;
+    g.reservedPeak = config.allocator == AllocatorMode::Exact ? d.peak
+                                                              : replay(d.events, config.allocator).reservedPeak;
     const int64_t used = config.allocator == AllocatorMode::Exact ? g.peak : g.reservedPeak;
     g.needed = used + ev.memory.context + ev.memory.workspace;
     return g;
@@ -480,7 +488,8 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         std::vector<int64_t> layers = s.layerParams;
         std::sort(layers.rbegin(), layers.rend());
         const int64_t gathered = (layers.size() > 0 ? layers[0] : 0) + (layers.size() > 1 ? layers[1] : 0);
-        const int64_t largestGrad = s.layerGrads.empty() ? 0 : *std::max_element(s.layerGrads.begin(), s.layerGrads.end());
+        const int64_t largestGrad = s.layerGrads.empty() ? 0
+                                                         : *std::max_element(s.layerGrads.begin(), s.layerGrads.end());
         how.compute = gathered + largestGrad;
     }
     const GpuShare one = shareFrom(derive(model, ev, how), ev, config, 0, batch);
@@ -563,8 +572,8 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
     const int gpus = std::max(config.gpus, 1);
     const int64_t global = globalBatch(model, config);
 
-    if (config.strategy == Strategy::Single
-        || (gpus == 1 && config.strategy != Strategy::DDP && !isZero(config.strategy))) {
+    if (config.strategy == Strategy::Single ||
+        (gpus == 1 && config.strategy != Strategy::DDP && !isZero(config.strategy))) {
         Config single = config;
         single.gpus = 1;
         single.strategy = Strategy::Single;
@@ -578,8 +587,8 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
         g.optimizer = ev.memory.optimizer + ev.memory.masterWeights;
         g.activations = ev.memory.activationsPeak + ev.memory.input + ev.memory.lossBytes;
         g.lossBytes = ev.memory.lossBytes;
-        g.needed = (config.allocator == AllocatorMode::Exact ? g.peak : g.reservedPeak) + ev.memory.context
-                   + ev.memory.workspace;
+        g.needed = (config.allocator == AllocatorMode::Exact ? g.peak : g.reservedPeak) + ev.memory.context +
+                   ev.memory.workspace;
         out.gpus.push_back(g);
         if (config.strategy != Strategy::Single && gpus == 1)
             out.notes.push_back(std::string(toString(config.strategy)) + " on one GPU is a single-GPU run");
@@ -601,8 +610,8 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
                                                   perGpuBatches(Strategy::BalancedDP, gpus, global, g0), global));
             };
             auto gpu0Heavier = [&](int64_t g0) {
-                const auto shares = dataParallelShares(
-                    evaluator, model, config, perGpuBatches(Strategy::BalancedDP, gpus, global, g0), global);
+                const auto shares = dataParallelShares(evaluator, model, config,
+                                                       perGpuBatches(Strategy::BalancedDP, gpus, global, g0), global);
                 return heaviestOf(shares) == 0;
             };
             int64_t lo = 0, hi = even;
@@ -625,17 +634,17 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
             const GpuShare& g1 = out.gpus[1];
             const int64_t diff = g0.needed - g1.needed;
             if (diff > 0)
-                out.notes.push_back("GPU 0 needs " + formatBytes(diff) + " more than GPU 1: gathered outputs "
-                                    + formatBytes(g0.communication) + ", loss on the full batch, optimizer and "
-                                    + "master copy " + formatBytes(g0.optimizer));
+                out.notes.push_back("GPU 0 needs " + formatBytes(diff) + " more than GPU 1: gathered outputs " +
+                                    formatBytes(g0.communication) + ", loss on the full batch, optimizer and " +
+                                    "master copy " + formatBytes(g0.optimizer));
         }
     } else {
         out.gpus = shardedShares(evaluator, model, config, gpus, perGpuBatches(config.strategy, gpus, global, -1)[0]);
         if (config.offload && !isZero(config.strategy))
             out.notes.push_back("CPU offload applies to ZeRO and FSDP only");
         if (global % gpus != 0)
-            out.notes.push_back("batch " + std::to_string(global) + " does not divide by " + std::to_string(gpus)
-                                + " GPUs: each GPU is counted at " + std::to_string(ceilDiv(global, gpus)));
+            out.notes.push_back("batch " + std::to_string(global) + " does not divide by " + std::to_string(gpus) +
+                                " GPUs: each GPU is counted at " + std::to_string(ceilDiv(global, gpus)));
     }
     out.heaviest = heaviestOf(out.gpus);
     return out;

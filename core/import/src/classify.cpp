@@ -14,8 +14,8 @@ bool passesThrough(std::string_view op, size_t slot)
         return true;
     if (slot != 0)
         return false;
-    return op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Slice" || op == "Split"
-           || op == "Flatten" || op == "CastLike" || op == "Expand" || op == "Tile";
+    return op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Slice" || op == "Split" ||
+           op == "Flatten" || op == "CastLike" || op == "Expand" || op == "Tile";
 }
 
 enum class Use { None, Weight, BatchStat, Constant };
@@ -64,8 +64,8 @@ Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::
         return Use::Constant;
     if (op == "Concat" && concatWithActivation(n, fromInput) && numel > 1 && !isConstantNode)
         return Use::Weight;
-    if (op == "InstanceNormalization" || op == "LayerNormalization" || op == "GroupNormalization"
-        || op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization")
+    if (op == "InstanceNormalization" || op == "LayerNormalization" || op == "GroupNormalization" ||
+        op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization")
         return slot >= 1 ? Use::Weight : Use::None;
     if (op == "PRelu")
         return slot == 1 ? Use::Weight : Use::None;
@@ -114,8 +114,8 @@ void classifyTensors(Model& m)
     std::vector<char> seen(m.tensors.size(), 0);
     for (size_t ti = 0; ti < m.tensors.size(); ++ti) {
         Tensor& t = m.tensors[ti];
-        if (t.aliasOf >= 0 || (t.role != TensorRole::Buffer && t.role != TensorRole::Constant
-                               && t.role != TensorRole::Parameter))
+        if (t.aliasOf >= 0 ||
+            (t.role != TensorRole::Buffer && t.role != TensorRole::Constant && t.role != TensorRole::Parameter))
             continue;
         if (t.inSubgraph)
             continue; // classified inside its If/Loop/Scan body

@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace headroom {
@@ -170,13 +170,14 @@ bool flag(const json& j, const char* key, bool fallback)
     return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
 
-struct Builder {
+struct Builder
+{
     const HfArch& a;
     Graph& g;
     double eps;
     double ropeTheta;
-    double dropout;                 // gpt2's resid/embd/attn dropout (training mode)
-    std::string cos, sin, mask;     // shared by every layer
+    double dropout;             // gpt2's resid/embd/attn dropout (training mode)
+    std::string cos, sin, mask; // shared by every layer
 
     std::string dropoutOf(const std::string& x, const std::string& scope)
     {
@@ -258,7 +259,8 @@ struct Builder {
     }
 
     // repeat_kv: [B, kv, T, d] -> [B, kv*rep, T, d] by expand + reshape (a no-op when rep == 1).
-    std::string repeatKv(const std::string& x, const std::string& scope, const std::string& batch, const std::string& seq)
+    std::string repeatKv(const std::string& x, const std::string& scope, const std::string& batch,
+                         const std::string& seq)
     {
         const int64_t rep = a.heads / a.kvHeads;
         if (rep == 1)
@@ -294,7 +296,6 @@ struct Builder {
     }
 };
 
-
 std::string lower(std::string s)
 {
     for (char& c : s)
@@ -326,8 +327,8 @@ bool isHfConfigPath(const std::string& path)
 std::vector<std::string> peftDefaultTargets(std::string_view t)
 {
     // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
-    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" || t == "qwen3"
-        || t == "gemma" || t == "gemma2")
+    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" || t == "qwen3" ||
+        t == "gemma" || t == "gemma2")
         return {"q_proj", "v_proj"};
     if (t == "phi3")
         return {"qkv_proj"};
@@ -363,8 +364,8 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.normEps = number(j, "layer_norm_epsilon", 1e-5);
         // GPT2Config's default dropout 0.1 (embd/attn/resid); one rate for all three unless they differ
         a.dropout = number(j, "resid_pdrop", 0.1);
-    } else if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "gemma2"
-               || t == "phi3") {
+    } else if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "gemma2" ||
+               t == "phi3") {
         a.hidden = need(j, "hidden_size", file);
         a.intermediate = need(j, "intermediate_size", file);
         a.layers = need(j, "num_hidden_layers", file);
@@ -388,17 +389,19 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
     }
     a.headDim = optional(j, "head_dim", a.hidden / a.heads, file);
     if (a.hidden % a.heads != 0 && !j.contains("head_dim"))
-        throw Error(file + ": hidden size " + std::to_string(a.hidden) + " is not a multiple of " + std::to_string(a.heads) + " heads");
+        throw Error(file + ": hidden size " + std::to_string(a.hidden) + " is not a multiple of " +
+                    std::to_string(a.heads) + " heads");
     if (a.heads % a.kvHeads != 0)
-        throw Error(file + ": " + std::to_string(a.heads) + " attention heads are not a multiple of "
-                    + std::to_string(a.kvHeads) + " key/value heads");
+        throw Error(file + ": " + std::to_string(a.heads) + " attention heads are not a multiple of " +
+                    std::to_string(a.kvHeads) + " key/value heads");
     if (a.headDim % 2 != 0 && t != "gpt2")
         throw Error(file + ": head_dim " + std::to_string(a.headDim) + " is odd; rotary embeddings need it even");
     return a;
 }
 
 // input_ids' batch and seq as 1-D shape pieces, seq as a scalar, and the positions 0..seq-1.
-struct SeqShape {
+struct SeqShape
+{
     std::string batch, seq, seqScalar, positions;
 };
 
@@ -474,7 +477,8 @@ std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& r
     const std::string k = b.heads(parts[1], S + "/attn", a.heads);
     const std::string v = b.heads(parts[2], S + "/attn", a.heads);
     const std::string o = b.attention(q, k, v, S + "/attn", 1.0 / std::sqrt(static_cast<double>(a.headDim)));
-    const std::string proj = b.dropoutOf(b.linear(o, L + ".attn.c_proj", a.hidden, a.hidden, true), S + "/attn/resid_dropout");
+    const std::string proj = b.dropoutOf(b.linear(o, L + ".attn.c_proj", a.hidden, a.hidden, true),
+                                         S + "/attn/resid_dropout");
     x = g.node("Add", S, {x, proj});
     const std::string h2 = b.layerNorm(x, L + ".ln_2", a.hidden);
     const std::string fc = b.linear(h2, L + ".mlp.c_fc", a.hidden, a.intermediate, true);
@@ -482,9 +486,11 @@ std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& r
     const std::string s = S + "/mlp/act";
     std::string inner = g.node("Mul", s, {g.node("Pow", s, {fc, g.scalar(3.0)}), g.scalar(0.044715)});
     inner = g.node("Mul", s, {g.node("Add", s, {fc, inner}), g.scalar(std::sqrt(2.0 / M_PI))});
-    const std::string act = g.node("Mul", s, {g.node("Mul", s, {fc, g.scalar(0.5)}),
-                                              g.node("Add", s, {g.node("Tanh", s, {inner}), g.scalar(1.0)})});
-    const std::string down = b.dropoutOf(b.linear(act, L + ".mlp.c_proj", a.intermediate, a.hidden, true), S + "/mlp/dropout");
+    const std::string act = g.node(
+        "Mul", s,
+        {g.node("Mul", s, {fc, g.scalar(0.5)}), g.node("Add", s, {g.node("Tanh", s, {inner}), g.scalar(1.0)})});
+    const std::string down = b.dropoutOf(b.linear(act, L + ".mlp.c_proj", a.intermediate, a.hidden, true),
+                                         S + "/mlp/dropout");
     return g.node("Add", S, {x, down});
 }
 
@@ -511,7 +517,8 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
         v = b.heads(parts[2], AS, a.kvHeads);
     } else {
         q = b.heads(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), AS, a.heads, a.qkNorm ? A + ".q_norm" : "");
-        k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads, a.qkNorm ? A + ".k_norm" : "");
+        k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads,
+                    a.qkNorm ? A + ".k_norm" : "");
         v = b.heads(b.linear(h, A + ".v_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads);
     }
     q = b.rotary(q, AS);
@@ -525,7 +532,8 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     if (a.gemmaNorms)
         o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
     x = g.node("Add", S, {x, o});
-    const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"), a.hidden);
+    const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
+                                     a.hidden);
     const std::string M = L + ".mlp";
     const std::string MS = S + "/mlp";
     std::string gate, up;
@@ -548,8 +556,7 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
         // SiLU: x * sigmoid(x), as torch.onnx writes F.silu
         act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
     }
-    std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj",
-                                a.intermediate, a.hidden, false);
+    std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj", a.intermediate, a.hidden, false);
     if (a.gemmaNorms)
         down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
     return g.node("Add", S, {x, down});

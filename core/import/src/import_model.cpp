@@ -3,8 +3,8 @@
 
 #include "headroom/base/error.h"
 #include "headroom/import/hfconfig.h"
-#include "lora_graph.h"
 #include "import_internal.h"
+#include "lora_graph.h"
 #include "onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
@@ -32,8 +32,8 @@ std::string lowerCase(std::string_view s)
 bool isBatchName(const std::string& n)
 {
     const std::string l = lowerCase(n);
-    return l == "batch" || l == "batch_size" || l == "batchsize" || l == "n" || l == "bs" || l == "b"
-           || l == "batch_dim" || l == "nbatch" || l == "num_batch" || l == "unk__batch";
+    return l == "batch" || l == "batch_size" || l == "batchsize" || l == "n" || l == "bs" || l == "b" ||
+           l == "batch_dim" || l == "nbatch" || l == "num_batch" || l == "unk__batch";
 }
 
 bool isSeqName(const std::string& n)
@@ -48,8 +48,8 @@ bool isSeqName(const std::string& n)
 bool isSpatialName(const std::string& n)
 {
     const std::string l = lowerCase(n);
-    return l == "h" || l == "w" || l == "height" || l == "width" || l.find("height") != std::string::npos
-           || l.find("width") != std::string::npos;
+    return l == "h" || l == "w" || l == "height" || l == "width" || l.find("height") != std::string::npos ||
+           l.find("width") != std::string::npos;
 }
 
 void assignSymbols(Model& m, const ImportContext& ctx, const onnx::ModelProto& mp, const LoadOptions& options,
@@ -103,12 +103,13 @@ void assignSymbols(Model& m, const ImportContext& ctx, const onnx::ModelProto& m
             std::string known;
             for (const Symbol& s : m.symbols)
                 known += (known.empty() ? "" : ", ") + s.name;
-            m.warnings.push_back(file + ": no symbol named '" + name + "'"
-                                 + (known.empty() ? std::string(" (the model has none)") : " (symbols: " + known + ")"));
+            m.warnings.push_back(file + ": no symbol named '" + name + "'" +
+                                 (known.empty() ? std::string(" (the model has none)") : " (symbols: " + known + ")"));
             continue;
         }
         if (value < 1) {
-            m.warnings.push_back(file + ": value " + std::to_string(value) + " for '" + name + "' ignored (must be >= 1)");
+            m.warnings.push_back(file + ": value " + std::to_string(value) + " for '" + name +
+                                 "' ignored (must be >= 1)");
             continue;
         }
         m.symbols[size_t(idx)].value = value;
@@ -144,12 +145,15 @@ void totals(Model& m)
 
 } // namespace
 
-ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder, const LoadOptions& options)
+ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder,
+                          const LoadOptions& options)
 {
     if (bytes.empty())
         throw Error(file + ": the file is empty");
     if (static_cast<uint64_t>(bytes.size()) > static_cast<uint64_t>(kMaxOnnxBytes))
-        throw Error(file + ": the file is larger than 2 GiB, protobuf's limit for one ONNX message; save the weights as external data");
+        throw Error(
+            file +
+            ": the file is larger than 2 GiB, protobuf's limit for one ONNX message; save the weights as external data");
     reportProgress(options, 0.0, "parsing");
     Model m;
     m.info.file = file;
@@ -158,7 +162,8 @@ ImportedModel importModel(std::string_view bytes, const std::string& file, const
 
     onnx::ModelProto mp;
     {
-        google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+        google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                  static_cast<int>(bytes.size()));
         in.SetTotalBytesLimit(INT_MAX);
         in.SetRecursionLimit(200);
         if (!mp.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
@@ -182,12 +187,12 @@ ImportedModel importModel(std::string_view bytes, const std::string& file, const
     if (m.info.opsets.empty())
         m.info.opsets.emplace_back("", 1); // IR < 3 files have no opset_import; ONNX treats them as opset 1
     if (m.info.irVersion < 3 || m.info.irVersion > 10)
-        m.warnings.push_back(file + ": IR version " + std::to_string(m.info.irVersion)
-                             + " is outside the supported range 3-10; loading anyway");
+        m.warnings.push_back(file + ": IR version " + std::to_string(m.info.irVersion) +
+                             " is outside the supported range 3-10; loading anyway");
     for (const auto& [d, v] : m.info.opsets)
         if (d.empty() && (v < 7 || v > 18))
-            m.warnings.push_back(file + ": opset " + std::to_string(v)
-                                 + " is outside the supported range 7-18; loading anyway");
+            m.warnings.push_back(file + ": opset " + std::to_string(v) +
+                                 " is outside the supported range 7-18; loading anyway");
 
     if (options.lora.r > 0)
         applyLora(mp, options.lora, file);
@@ -200,13 +205,14 @@ ImportedModel importModel(std::string_view bytes, const std::string& file, const
     m.info.externalDataMissing = ctx.externalMissing;
     m.info.hasWeights = ctx.storedWithData > 0 || ctx.storedCount == 0;
     if (ctx.externalMissing)
-        m.warnings.push_back(file + ": external weight data is not present (architecture only); sizes come from dims and dtypes");
+        m.warnings.push_back(
+            file + ": external weight data is not present (architecture only); sizes come from dims and dtypes");
 
     for (const Node& n : m.nodes) {
-        if (!n.domain.empty() && n.domain != "ai.onnx.ml" && n.domain != "ai.onnx.preview.training"
-            && n.domain != "com.microsoft") {
-            m.warnings.push_back(file + ": node '" + (n.name.empty() ? n.op : n.name) + "': custom op " + n.domain + "::"
-                                 + n.op + "; its output shapes come from the file's declarations if any");
+        if (!n.domain.empty() && n.domain != "ai.onnx.ml" && n.domain != "ai.onnx.preview.training" &&
+            n.domain != "com.microsoft") {
+            m.warnings.push_back(file + ": node '" + (n.name.empty() ? n.op : n.name) + "': custom op " + n.domain +
+                                 "::" + n.op + "; its output shapes come from the file's declarations if any");
         }
     }
     assignSymbols(m, ctx, mp, options, file);

@@ -33,9 +33,9 @@ std::string paddleLayer(const std::string& n)
 
 bool isAnchor(const std::string& op)
 {
-    return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul" || op == "LSTM" || op == "GRU"
-           || op == "RNN" || op == "Einsum" || op == "Attention" || op == "MultiHeadAttention" || op == "QLinearConv"
-           || op == "QLinearMatMul" || op == "MatMulInteger" || op == "ConvInteger";
+    return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul" || op == "LSTM" || op == "GRU" ||
+           op == "RNN" || op == "Einsum" || op == "Attention" || op == "MultiHeadAttention" || op == "QLinearConv" ||
+           op == "QLinearMatMul" || op == "MatMulInteger" || op == "ConvInteger";
 }
 
 std::string lowerOp(const std::string& op)
@@ -46,14 +46,13 @@ std::string lowerOp(const std::string& op)
     return r;
 }
 
-
 // Inputs that ONNX defines as shapes, indices of axes or counts rather than data (the op schemas in
 // onnx/defs): what the exporter's Shape/Gather/Concat arithmetic ends in.
 bool isShapeOperand(const std::string& op, size_t input)
 {
-    if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Unsqueeze" || op == "Squeeze" || op == "Split"
-        || op == "TopK" || op == "Upsample" || op == "OneHot" || op == "ReduceSum" || op == "ReduceMean"
-        || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" || op == "ReduceL2")
+    if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Unsqueeze" || op == "Squeeze" || op == "Split" ||
+        op == "TopK" || op == "Upsample" || op == "OneHot" || op == "ReduceSum" || op == "ReduceMean" ||
+        op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" || op == "ReduceL2")
         return input == 1;
     if (op == "Slice")
         return input >= 1 && input <= 4;
@@ -271,7 +270,8 @@ void markShapeOnlyLayers(Model& m)
 void sumParameters(Model& m)
 {
     for (const Tensor& t : m.tensors) {
-        if (t.role != TensorRole::Parameter || t.aliasOf >= 0 || (t.producer >= 0 && m.nodes[size_t(t.producer)].op != "Constant"))
+        if (t.role != TensorRole::Parameter || t.aliasOf >= 0 ||
+            (t.producer >= 0 && m.nodes[size_t(t.producer)].op != "Constant"))
             continue;
         if (t.consumers.empty())
             continue;

@@ -55,8 +55,8 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
     if (targets.empty()) {
         targets = peftDefaultTargets(modelType);
         if (targets.empty())
-            throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for "
-                        + (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
+            throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for " +
+                        (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
     }
     const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
 
@@ -72,7 +72,13 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         graphOutputs.push_back(o.name());
 
     // A Linear: MatMul(x, W) with W stored as [in, out], or as W^T through a Transpose (tied heads, exports).
-    struct Linear { int in = 0; int64_t inDim = 0, outDim = 0; std::string module; int dtype = onnx::TensorProto::FLOAT; };
+    struct Linear
+    {
+        int in = 0;
+        int64_t inDim = 0, outDim = 0;
+        std::string module;
+        int dtype = onnx::TensorProto::FLOAT;
+    };
     std::vector<Linear> found;
     for (int i = 0; i < g->node_size(); ++i) {
         const onnx::NodeProto& n = g->node(i);
@@ -85,8 +91,8 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         bool transposed = false;
         if (auto it = inits.find(n.input(1)); it != inits.end())
             w = it->second;
-        else if (auto p = producer.find(n.input(1)); p != producer.end() && p->second->op_type() == "Transpose"
-                 && inits.count(p->second->input(0))) {
+        else if (auto p = producer.find(n.input(1));
+                 p != producer.end() && p->second->op_type() == "Transpose" && inits.count(p->second->input(0))) {
             w = inits[p->second->input(0)];
             transposed = true;
         }
@@ -94,8 +100,8 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
             continue;
         // PEFT's all-linear leaves out the output layer (model.get_output_embeddings()): the Linear whose
         // output is the model's output, or is named lm_head
-        const bool output = module == "lm_head" || module.ends_with(".lm_head")
-            || std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
+        const bool output = module == "lm_head" || module.ends_with(".lm_head") ||
+                            std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
         if (allLinear ? output : !matches(module, targets))
             continue;
         Linear l;
@@ -110,8 +116,8 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         std::string list;
         for (const std::string& t : targets)
             list += (list.empty() ? "" : ",") + t;
-        throw Error(file + ": LoRA: no Linear matches targets=" + list
-                    + " (targets are module names such as q_proj, matched against node name scopes)");
+        throw Error(file + ": LoRA: no Linear matches targets=" + list +
+                    " (targets are module names such as q_proj, matched against node name scopes)");
     }
 
     google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
@@ -178,11 +184,14 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
             x = d->output(0);
         }
         const std::string a = add("MatMul", scope + "/lora_A/default/MatMul",
-                                  {x, weight(l.module + ".lora_A.default.weight", l.inDim, spec.r)})->output(0);
+                                  {x, weight(l.module + ".lora_A.default.weight", l.inDim, spec.r)})
+                                  ->output(0);
         const std::string b = add("MatMul", scope + "/lora_B/default/MatMul",
-                                  {a, weight(l.module + ".lora_B.default.weight", spec.r, l.outDim)})->output(0);
+                                  {a, weight(l.module + ".lora_B.default.weight", spec.r, l.outDim)})
+                                  ->output(0);
         const std::string s = add("Mul", scope + "/lora_scaling/Mul", {b, scalar(spec.alpha / spec.r)})->output(0);
-        const std::string sum = add("Add", scope + "/lora_add/Add", {y + "_lora_base", cast("lora_cast_out", s)})->output(0);
+        const std::string sum =
+            add("Add", scope + "/lora_add/Add", {y + "_lora_base", cast("lora_cast_out", s)})->output(0);
         cast("lora_cast_result", sum);
         g->mutable_node(g->node_size() - 1)->set_output(0, y);
     }

@@ -27,7 +27,8 @@ std::vector<std::string> split(const std::string& s, char sep)
 
 bool allDigits(const std::string& s)
 {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // A state_dict-style name ("a.b.weight"); exporter-made names ("onnx::MatMul_12", "val_3") are not.
@@ -67,7 +68,8 @@ std::vector<std::string> modulePathParts(const std::string& dotted)
 
 void assignModules(Model& m)
 {
-    const bool metadata = std::any_of(m.nodes.begin(), m.nodes.end(), [](const Node& n) { return n.moduleFromMetadata; });
+    const bool metadata = std::any_of(m.nodes.begin(), m.nodes.end(),
+                                      [](const Node& n) { return n.moduleFromMetadata; });
     std::vector<char> known(m.nodes.size(), 0);
     for (size_t k = 0; k < m.nodes.size(); ++k) {
         Node& n = m.nodes[k];

@@ -22,15 +22,12 @@ namespace {
 constexpr int kMaxDepth = 16;           // nested functions / subgraphs: deeper is hostile input
 constexpr int64_t kMaxValueElems = 256; // small integer stored tensors whose values shapes may need
 
-std::string normDomain(const std::string& d)
-{
-    return d == "ai.onnx" ? std::string() : d;
-}
+std::string normDomain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
 
 bool isSubgraphAttr(const onnx::AttributeProto& a)
 {
-    return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS || a.has_g()
-           || a.graphs_size() > 0;
+    return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS || a.has_g() ||
+           a.graphs_size() > 0;
 }
 
 std::optional<std::vector<int64_t>> smallValue(const onnx::TensorProto& t, int64_t numel);
@@ -57,9 +54,18 @@ Attr convertAttr(const onnx::AttributeProto& a)
     Attr r;
     r.name = a.name();
     switch (a.type()) {
-    case onnx::AttributeProto::INT: r.kind = Attr::Kind::Int; r.i = a.i(); break;
-    case onnx::AttributeProto::FLOAT: r.kind = Attr::Kind::Float; r.f = a.f(); break;
-    case onnx::AttributeProto::STRING: r.kind = Attr::Kind::String; r.s = a.s(); break;
+    case onnx::AttributeProto::INT:
+        r.kind = Attr::Kind::Int;
+        r.i = a.i();
+        break;
+    case onnx::AttributeProto::FLOAT:
+        r.kind = Attr::Kind::Float;
+        r.f = a.f();
+        break;
+    case onnx::AttributeProto::STRING:
+        r.kind = Attr::Kind::String;
+        r.s = a.s();
+        break;
     case onnx::AttributeProto::INTS:
         r.kind = Attr::Kind::Ints;
         r.ints.assign(a.ints().begin(), a.ints().end());
@@ -77,20 +83,31 @@ Attr convertAttr(const onnx::AttributeProto& a)
     case onnx::AttributeProto::GRAPHS: r.kind = Attr::Kind::Graph; break;
     default:
         // Old files leave `type` unset: infer it from the field that is present.
-        if (a.has_i()) { r.kind = Attr::Kind::Int; r.i = a.i(); }
-        else if (a.has_f()) { r.kind = Attr::Kind::Float; r.f = a.f(); }
-        else if (a.has_s()) { r.kind = Attr::Kind::String; r.s = a.s(); }
-        else if (a.ints_size() > 0) { r.kind = Attr::Kind::Ints; r.ints.assign(a.ints().begin(), a.ints().end()); }
-        else if (a.floats_size() > 0) { r.kind = Attr::Kind::Floats; r.floats.assign(a.floats().begin(), a.floats().end()); }
-        else if (a.has_t()) tensorAttr(a.t(), r);
-        else if (a.has_g()) r.kind = Attr::Kind::Graph;
+        if (a.has_i()) {
+            r.kind = Attr::Kind::Int;
+            r.i = a.i();
+        } else if (a.has_f()) {
+            r.kind = Attr::Kind::Float;
+            r.f = a.f();
+        } else if (a.has_s()) {
+            r.kind = Attr::Kind::String;
+            r.s = a.s();
+        } else if (a.ints_size() > 0) {
+            r.kind = Attr::Kind::Ints;
+            r.ints.assign(a.ints().begin(), a.ints().end());
+        } else if (a.floats_size() > 0) {
+            r.kind = Attr::Kind::Floats;
+            r.floats.assign(a.floats().begin(), a.floats().end());
+        } else if (a.has_t())
+            tensorAttr(a.t(), r);
+        else if (a.has_g())
+            r.kind = Attr::Kind::Graph;
         break;
     }
     return r;
 }
 
-template <typename T>
-T readLE(const std::string& raw, size_t i)
+template <typename T> T readLE(const std::string& raw, size_t i)
 {
     T v{};
     std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
@@ -108,12 +125,18 @@ std::optional<std::vector<int64_t>> smallValue(const onnx::TensorProto& t, int64
     const std::string& raw = t.raw_data();
     switch (t.data_type()) {
     case onnx::TensorProto::INT64:
-        if (!raw.empty() && raw.size() == n * 8) { for (size_t i = 0; i < n; ++i) v.push_back(readLE<int64_t>(raw, i)); }
-        else if (static_cast<size_t>(t.int64_data_size()) == n) v.assign(t.int64_data().begin(), t.int64_data().end());
+        if (!raw.empty() && raw.size() == n * 8) {
+            for (size_t i = 0; i < n; ++i)
+                v.push_back(readLE<int64_t>(raw, i));
+        } else if (static_cast<size_t>(t.int64_data_size()) == n)
+            v.assign(t.int64_data().begin(), t.int64_data().end());
         break;
     case onnx::TensorProto::INT32:
-        if (!raw.empty() && raw.size() == n * 4) { for (size_t i = 0; i < n; ++i) v.push_back(readLE<int32_t>(raw, i)); }
-        else if (static_cast<size_t>(t.int32_data_size()) == n) v.assign(t.int32_data().begin(), t.int32_data().end());
+        if (!raw.empty() && raw.size() == n * 4) {
+            for (size_t i = 0; i < n; ++i)
+                v.push_back(readLE<int32_t>(raw, i));
+        } else if (static_cast<size_t>(t.int32_data_size()) == n)
+            v.assign(t.int32_data().begin(), t.int32_data().end());
         break;
     case onnx::TensorProto::INT16:
     case onnx::TensorProto::INT8:
@@ -123,10 +146,14 @@ std::optional<std::vector<int64_t>> smallValue(const onnx::TensorProto& t, int64
         const bool wide = t.data_type() == onnx::TensorProto::INT16 || t.data_type() == onnx::TensorProto::UINT16;
         if (!raw.empty() && raw.size() == n * (wide ? 2 : 1)) {
             for (size_t i = 0; i < n; ++i) {
-                if (t.data_type() == onnx::TensorProto::INT16) v.push_back(readLE<int16_t>(raw, i));
-                else if (t.data_type() == onnx::TensorProto::UINT16) v.push_back(readLE<uint16_t>(raw, i));
-                else if (t.data_type() == onnx::TensorProto::INT8) v.push_back(readLE<int8_t>(raw, i));
-                else v.push_back(readLE<uint8_t>(raw, i));
+                if (t.data_type() == onnx::TensorProto::INT16)
+                    v.push_back(readLE<int16_t>(raw, i));
+                else if (t.data_type() == onnx::TensorProto::UINT16)
+                    v.push_back(readLE<uint16_t>(raw, i));
+                else if (t.data_type() == onnx::TensorProto::INT8)
+                    v.push_back(readLE<int8_t>(raw, i));
+                else
+                    v.push_back(readLE<uint8_t>(raw, i));
             }
         } else if (static_cast<size_t>(t.int32_data_size()) == n) {
             v.assign(t.int32_data().begin(), t.int32_data().end());
@@ -139,7 +166,8 @@ std::optional<std::vector<int64_t>> smallValue(const onnx::TensorProto& t, int64
         const bool dbl = t.data_type() == onnx::TensorProto::DOUBLE;
         std::vector<double> d;
         if (!raw.empty() && raw.size() == n * (dbl ? 8 : 4)) {
-            for (size_t i = 0; i < n; ++i) d.push_back(dbl ? readLE<double>(raw, i) : double(readLE<float>(raw, i)));
+            for (size_t i = 0; i < n; ++i)
+                d.push_back(dbl ? readLE<double>(raw, i) : double(readLE<float>(raw, i)));
         } else if (!dbl && static_cast<size_t>(t.float_data_size()) == n) {
             d.assign(t.float_data().begin(), t.float_data().end());
         } else if (dbl && static_cast<size_t>(t.double_data_size()) == n) {
@@ -161,8 +189,8 @@ std::optional<std::vector<int64_t>> smallValue(const onnx::TensorProto& t, int64
 
 bool tensorHasData(const onnx::TensorProto& t)
 {
-    return !t.raw_data().empty() || t.float_data_size() > 0 || t.int32_data_size() > 0 || t.int64_data_size() > 0
-           || t.double_data_size() > 0 || t.uint64_data_size() > 0 || t.string_data_size() > 0;
+    return !t.raw_data().empty() || t.float_data_size() > 0 || t.int32_data_size() > 0 || t.int64_data_size() > 0 ||
+           t.double_data_size() > 0 || t.uint64_data_size() > 0 || t.string_data_size() > 0;
 }
 
 // PyTorch's dynamo exporter records each node's module stack in NodeProto.metadata_props (field 9, ONNX
@@ -184,10 +212,7 @@ std::vector<std::pair<std::string, std::string>> nodeMetadata(const onnx::NodePr
 }
 
 // The hook name torch.export gives nodes that belong to no module (shape arithmetic at the top level).
-bool isNoModule(std::string_view s)
-{
-    return s.empty() || s.rfind("_empty_nn_module_stack", 0) == 0;
-}
+bool isNoModule(std::string_view s) { return s.empty() || s.rfind("_empty_nn_module_stack", 0) == 0; }
 
 // Module stack entries -> tree levels, the way TorchScript scopes nodes ("/layer1/layer1.0/conv1/Conv",
 // "/model/layers.3/self_attn/q_proj/MatMul"): each entry is one level named by what it adds to the one
@@ -202,7 +227,8 @@ std::string levelsPath(const std::vector<std::string>& stack)
         std::string level = e;
         if (!prev.empty() && e.size() > prev.size() + 1 && e.rfind(prev + ".", 0) == 0) {
             level = e.substr(prev.size() + 1);
-            if (std::all_of(level.begin(), level.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+            if (std::all_of(level.begin(), level.end(),
+                            [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
                 const size_t dot = prev.rfind('.');
                 level = prev.substr(dot == std::string::npos ? 0 : dot + 1) + "." + level;
             }
@@ -261,7 +287,8 @@ std::string lower(std::string s)
 
 } // namespace
 
-struct GraphBuilder {
+struct GraphBuilder
+{
     GraphBuilder(const std::string& f, ImportContext& c, Model& model, ShapeGraph* sg, int d)
         : file(f), ctx(c), m(model), g(sg), depth(d)
     {
@@ -334,8 +361,8 @@ struct GraphBuilder {
             if (part == "..")
                 escapes = true;
         if (escapes) {
-            warn("initializer '" + tensor + "': external data location '" + loc
-                 + "' is outside the model's folder; not followed");
+            warn("initializer '" + tensor + "': external data location '" + loc +
+                 "' is outside the model's folder; not followed");
             ctx.externalMissing = true;
             return;
         }
@@ -369,11 +396,11 @@ struct GraphBuilder {
             return;
         }
         if (level >= kMaxDepth)
-            fail("model-local function '" + node.op_type() + "' nests deeper than " + std::to_string(kMaxDepth)
-                 + " levels (recursive?)");
+            fail("model-local function '" + node.op_type() + "' nests deeper than " + std::to_string(kMaxDepth) +
+                 " levels (recursive?)");
         const onnx::FunctionProto& f = *it->second;
-        const std::string prefix =
-            node.name().empty() ? node.op_type() + "_" + std::to_string(inlineCounter++) : node.name();
+        const std::string prefix = node.name().empty() ? node.op_type() + "_" + std::to_string(inlineCounter++)
+                                                       : node.name();
         std::unordered_map<std::string, std::string> rename;
         for (int i = 0; i < f.input_size(); ++i)
             rename[f.input(i)] = i < node.input_size() ? node.input(i) : std::string();
@@ -494,8 +521,13 @@ struct GraphBuilder {
                 std::string scopes, ns;
                 bool any = false;
                 for (const auto& [k, v] : nodeMetadata(np)) {
-                    if (k == "pkg.torch.onnx.name_scopes") { scopes = v; any = true; }
-                    else if (k == "namespace") { ns = v; any = true; }
+                    if (k == "pkg.torch.onnx.name_scopes") {
+                        scopes = v;
+                        any = true;
+                    } else if (k == "namespace") {
+                        ns = v;
+                        any = true;
+                    }
                 }
                 n.module = !scopes.empty() ? moduleFromNameScopes(scopes) : moduleFromNamespace(ns);
                 n.moduleFromMetadata = any;
@@ -512,8 +544,8 @@ struct GraphBuilder {
                 }
                 std::string nm = out;
                 if (byName.count(nm)) {
-                    warn("node '" + displayName(np, ni) + "': output '" + out
-                         + "' is already defined elsewhere; renamed");
+                    warn("node '" + displayName(np, ni) + "': output '" + out +
+                         "' is already defined elsewhere; renamed");
                     nm = out + "#dup" + std::to_string(ni);
                 }
                 const int idx = newTensor(nm, TensorRole::Activation);
@@ -609,22 +641,33 @@ struct GraphBuilder {
         onnx::TensorProto t;
         bool ok = false;
         for (const auto& a : np.attribute()) {
-            if (a.name() == "value" && a.has_t()) { t = a.t(); ok = true; }
-            else if (a.name() == "value_int") { t.set_data_type(onnx::TensorProto::INT64); t.add_int64_data(a.i()); ok = true; }
-            else if (a.name() == "value_ints") {
+            if (a.name() == "value" && a.has_t()) {
+                t = a.t();
+                ok = true;
+            } else if (a.name() == "value_int") {
+                t.set_data_type(onnx::TensorProto::INT64);
+                t.add_int64_data(a.i());
+                ok = true;
+            } else if (a.name() == "value_ints") {
                 t.set_data_type(onnx::TensorProto::INT64);
                 t.add_dims(a.ints_size());
-                for (int64_t v : a.ints()) t.add_int64_data(v);
+                for (int64_t v : a.ints())
+                    t.add_int64_data(v);
                 ok = true;
-            } else if (a.name() == "value_float") { t.set_data_type(onnx::TensorProto::FLOAT); t.add_float_data(a.f()); ok = true; }
-            else if (a.name() == "value_floats") {
+            } else if (a.name() == "value_float") {
+                t.set_data_type(onnx::TensorProto::FLOAT);
+                t.add_float_data(a.f());
+                ok = true;
+            } else if (a.name() == "value_floats") {
                 t.set_data_type(onnx::TensorProto::FLOAT);
                 t.add_dims(a.floats_size());
-                for (float v : a.floats()) t.add_float_data(v);
+                for (float v : a.floats())
+                    t.add_float_data(v);
                 ok = true;
             } else if (a.name() == "sparse_value" && a.has_sparse_tensor()) {
                 t.set_data_type(a.sparse_tensor().values().data_type());
-                for (int64_t d : a.sparse_tensor().dims()) t.add_dims(d);
+                for (int64_t d : a.sparse_tensor().dims())
+                    t.add_dims(d);
                 ok = true;
             }
         }
@@ -642,7 +685,8 @@ struct GraphBuilder {
     void subgraphs(const onnx::NodeProto& np, Node& n, size_t ni)
     {
         if (depth + 1 >= kMaxDepth)
-            fail("node '" + displayName(np, ni) + "': subgraphs nest deeper than " + std::to_string(kMaxDepth) + " levels");
+            fail("node '" + displayName(np, ni) + "': subgraphs nest deeper than " + std::to_string(kMaxDepth) +
+                 " levels");
         std::vector<const onnx::GraphProto*> bodies;
         for (const auto& a : np.attribute()) {
             if (a.has_g())
@@ -660,7 +704,8 @@ struct GraphBuilder {
             for (Tensor& t : sub.tensors) {
                 const bool isStored = t.producer < 0 && t.role != TensorRole::Input && t.role != TensorRole::Activation;
                 const bool constOut = t.producer >= 0 && sub.nodes[size_t(t.producer)].op == "Constant";
-                if (isStored || constOut || (t.inSubgraph && t.role != TensorRole::Activation && t.role != TensorRole::Input)) {
+                if (isStored || constOut ||
+                    (t.inSubgraph && t.role != TensorRole::Activation && t.role != TensorRole::Input)) {
                     if (t.aliasOf >= 0)
                         continue;
                     Tensor copy = t;
@@ -684,8 +729,9 @@ struct GraphBuilder {
                     outer = newTensor(sub.tensors[size_t(d)].name, TensorRole::Activation);
                     danglingTensors.push_back(outer);
                 }
-                if (std::find(implicitInputs[ni].begin(), implicitInputs[ni].end(), outer) == implicitInputs[ni].end()
-                    && std::find(n.inputs.begin(), n.inputs.end(), outer) == n.inputs.end())
+                if (std::find(implicitInputs[ni].begin(), implicitInputs[ni].end(), outer) ==
+                        implicitInputs[ni].end() &&
+                    std::find(n.inputs.begin(), n.inputs.end(), outer) == n.inputs.end())
                     implicitInputs[ni].push_back(outer);
             }
         }
@@ -751,7 +797,8 @@ struct GraphBuilder {
     }
 
     // --- symbols and the evaluator's view ------------------------------------------------------------
-    void fillShapeGraph(const onnx::GraphProto& gp, const std::vector<std::pair<int, const onnx::ValueInfoProto*>>& inputInfos)
+    void fillShapeGraph(const onnx::GraphProto& gp,
+                        const std::vector<std::pair<int, const onnx::ValueInfoProto*>>& inputInfos)
     {
         const size_t nt = m.tensors.size();
         g->nodes = m.nodes;
@@ -798,8 +845,9 @@ struct GraphBuilder {
                 if (d.has_dim_value() && d.dim_value() >= 0) {
                     id.value = d.dim_value();
                 } else {
-                    const std::string nm =
-                        d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : vi->name() + "_dim" + std::to_string(k);
+                    const std::string nm = d.has_dim_param() && !d.dim_param().empty()
+                                               ? d.dim_param()
+                                               : vi->name() + "_dim" + std::to_string(k);
                     auto it = symByName.find(nm);
                     if (it == symByName.end()) {
                         if (m.symbols.size() >= 31) {

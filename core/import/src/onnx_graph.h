@@ -10,11 +10,12 @@
 namespace onnx {
 class ModelProto;
 class FunctionProto;
-}
+} // namespace onnx
 
 namespace headroom::detail {
 
-struct StoredTensor {
+struct StoredTensor
+{
     std::vector<int64_t> dims;
     int64_t numel = 1;
     DType dtype = DType::Undefined;
@@ -23,7 +24,8 @@ struct StoredTensor {
     std::optional<std::vector<int64_t>> value;
 };
 
-struct ImportContext {
+struct ImportContext
+{
     std::string folder; // model's folder; empty for bytes in memory
     const std::atomic<bool>* cancel = nullptr;
     std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions;

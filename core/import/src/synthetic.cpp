@@ -191,8 +191,10 @@ std::string makeSyntheticTransformer(int layers, int hidden, int heads, int voca
     const std::string pos = b.weight("pos_emb.weight", {4096, h});
     std::string x = b.node("Gather", "/tok_emb/Gather", {tok, "input_ids"});
     {
-        const std::string seq = b.node("Gather", "/Gather", {b.node("Shape", "/Shape", {"input_ids"}), b.constInts("/Constant", {1}, true)});
-        const std::string range = b.node("Range", "/Range", {b.constInts("/Constant_1", {0}, true), seq, b.constInts("/Constant_2", {1}, true)});
+        const std::string seq = b.node("Gather", "/Gather",
+                                       {b.node("Shape", "/Shape", {"input_ids"}), b.constInts("/Constant", {1}, true)});
+        const std::string range = b.node(
+            "Range", "/Range", {b.constInts("/Constant_1", {0}, true), seq, b.constInts("/Constant_2", {1}, true)});
         const std::string pe = b.node("Gather", "/pos_emb/Gather", {pos, range});
         x = b.node("Add", "/Add", {x, pe});
     }
@@ -200,7 +202,8 @@ std::string makeSyntheticTransformer(int layers, int hidden, int heads, int voca
         const std::string s = "/blocks." + std::to_string(l);
         const std::string p = "blocks." + std::to_string(l);
         const std::string ln1 = b.node("LayerNormalization", s + "/ln1/LayerNormalization",
-                                       {x, b.weight(p + ".ln1.weight", {h}), b.weight(p + ".ln1.bias", {h})}, {{"axis", {-1}}});
+                                       {x, b.weight(p + ".ln1.weight", {h}), b.weight(p + ".ln1.bias", {h})},
+                                       {{"axis", {-1}}});
         std::string qkv = b.node("MatMul", s + "/attn/qkv/MatMul", {ln1, b.weight(p + ".attn.qkv.weight", {h, 3 * h})});
         qkv = b.node("Add", s + "/attn/qkv/Add", {b.weight(p + ".attn.qkv.bias", {3 * h}), qkv});
         const std::string split = b.constInts(s + "/attn/Constant_split", {h, h, h});
@@ -212,9 +215,14 @@ std::string makeSyntheticTransformer(int layers, int hidden, int heads, int voca
             const std::string sc = s + "/attn/" + nm[i];
             const std::string bdim = b.dimOf(sc, part, 0, 0);
             const std::string tdim = b.dimOf(sc, part, 1, 1);
-            const std::string target = b.node("Concat", sc + "/Concat", {bdim, tdim, b.constInts(sc + "/Constant_h", {nh}), b.constInts(sc + "/Constant_d", {hd})}, {{"axis", {0}}});
+            const std::string target = b.node(
+                "Concat", sc + "/Concat",
+                {bdim, tdim, b.constInts(sc + "/Constant_h", {nh}), b.constInts(sc + "/Constant_d", {hd})},
+                {{"axis", {0}}});
             const std::string r = b.node("Reshape", sc + "/Reshape", {part, target});
-            heads4[i] = b.node("Transpose", sc + "/Transpose", {r}, {{"perm", i == 1 ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3}}});
+            heads4[i] = b.node(
+                "Transpose", sc + "/Transpose", {r},
+                {{"perm", i == 1 ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3}}});
         }
         std::string att = b.node("MatMul", s + "/attn/MatMul", {heads4[0], heads4[1]});
         att = b.node("Div", s + "/attn/Div", {att, b.constFloat(s + "/attn/Constant_scale", 8.0f)});
@@ -223,14 +231,16 @@ std::string makeSyntheticTransformer(int layers, int hidden, int heads, int voca
         ctx = b.node("Transpose", s + "/attn/Transpose", {ctx}, {{"perm", {0, 2, 1, 3}}});
         const std::string bdim = b.dimOf(s + "/attn/out", ctx, 0, 0);
         const std::string tdim = b.dimOf(s + "/attn/out", ctx, 1, 1);
-        const std::string target = b.node("Concat", s + "/attn/out/Concat", {bdim, tdim, b.constInts(s + "/attn/out/Constant_h", {h})}, {{"axis", {0}}});
+        const std::string target = b.node("Concat", s + "/attn/out/Concat",
+                                          {bdim, tdim, b.constInts(s + "/attn/out/Constant_h", {h})}, {{"axis", {0}}});
         ctx = b.node("Reshape", s + "/attn/Reshape", {ctx, target});
         std::string proj = b.node("MatMul", s + "/attn/proj/MatMul", {ctx, b.weight(p + ".attn.proj.weight", {h, h})});
         proj = b.node("Add", s + "/attn/proj/Add", {b.weight(p + ".attn.proj.bias", {h}), proj});
         x = b.node("Add", s + "/Add", {x, proj});
 
         const std::string ln2 = b.node("LayerNormalization", s + "/ln2/LayerNormalization",
-                                       {x, b.weight(p + ".ln2.weight", {h}), b.weight(p + ".ln2.bias", {h})}, {{"axis", {-1}}});
+                                       {x, b.weight(p + ".ln2.weight", {h}), b.weight(p + ".ln2.bias", {h})},
+                                       {{"axis", {-1}}});
         std::string fc = b.node("MatMul", s + "/fc/MatMul", {ln2, b.weight(p + ".fc.weight", {h, 4 * h})});
         fc = b.node("Add", s + "/fc/Add", {b.weight(p + ".fc.bias", {4 * h}), fc});
         // Gelu as PyTorch exports it at opset < 20: x * 0.5 * (1 + erf(x / sqrt(2))).
@@ -243,7 +253,8 @@ std::string makeSyntheticTransformer(int layers, int hidden, int heads, int voca
         fc2 = b.node("Add", s + "/fc2/Add", {b.weight(p + ".fc2.bias", {h}), fc2});
         x = b.node("Add", s + "/Add_1", {x, fc2});
     }
-    x = b.node("LayerNormalization", "/ln_f/LayerNormalization", {x, b.weight("ln_f.weight", {h}), b.weight("ln_f.bias", {h})}, {{"axis", {-1}}});
+    x = b.node("LayerNormalization", "/ln_f/LayerNormalization",
+               {x, b.weight("ln_f.weight", {h}), b.weight("ln_f.bias", {h})}, {{"axis", {-1}}});
     const std::string headW = b.node("Transpose", "/lm_head/Transpose", {tok}, {{"perm", {1, 0}}});
     const std::string logits = b.node("MatMul", "/lm_head/MatMul", {x, headW});
     auto* out = g->add_output();

@@ -39,7 +39,8 @@ Model loadModel(const std::string& path, const LoadOptions& options)
         Model m = detail::load(buildHfModelFromPath(path), path, {}, options);
         for (std::string& w : m.warnings)
             if (w.find("external weight data is not present") != std::string::npos)
-                w = path + ": built from a Hugging Face config.json (architecture only, no weights); sizes come from its hyper-parameters";
+                w = path +
+                    ": built from a Hugging Face config.json (architecture only, no weights); sizes come from its hyper-parameters";
         return m;
     }
     if (std::filesystem::is_directory(p, ec))
@@ -48,8 +49,8 @@ Model loadModel(const std::string& path, const LoadOptions& options)
     if (ec)
         throw Error(path + ": cannot read the file (" + ec.message() + ")");
     if (size > static_cast<uintmax_t>(detail::kMaxOnnxBytes))
-        throw Error(path + ": the file is " + std::to_string(size / (1024 * 1024))
-                    + " MiB, larger than protobuf's 2 GiB limit for one ONNX message; save the weights as external data");
+        throw Error(path + ": the file is " + std::to_string(size / (1024 * 1024)) +
+                    " MiB, larger than protobuf's 2 GiB limit for one ONNX message; save the weights as external data");
     std::ifstream f(p, std::ios::binary);
     if (!f)
         throw Error(path + ": cannot open the file");

@@ -17,12 +17,12 @@ namespace headroom {
 namespace {
 
 // The allocator's constants (CUDACachingAllocator.h / AllocatorConfig).
-constexpr int64_t kMinBlockSize = 512;              // all sizes are rounded to this
-constexpr int64_t kSmallSize = 1 << 20;             // largest "small" request
-constexpr int64_t kSmallBuffer = 2 << 20;           // segment for small requests (expandable: small page)
-constexpr int64_t kLargeBuffer = 20 << 20;          // segment for 1-10 MiB requests (expandable: large page)
-constexpr int64_t kMinLargeAlloc = 10 << 20;        // requests from here on get their own segment
-constexpr int64_t kRoundLarge = 2 << 20;            // ... rounded up to this
+constexpr int64_t kMinBlockSize = 512;       // all sizes are rounded to this
+constexpr int64_t kSmallSize = 1 << 20;      // largest "small" request
+constexpr int64_t kSmallBuffer = 2 << 20;    // segment for small requests (expandable: small page)
+constexpr int64_t kLargeBuffer = 20 << 20;   // segment for 1-10 MiB requests (expandable: large page)
+constexpr int64_t kMinLargeAlloc = 10 << 20; // requests from here on get their own segment
+constexpr int64_t kRoundLarge = 2 << 20;     // ... rounded up to this
 // Expandable segments reserve address space for the whole device; the model only needs "more than any
 // plan will map", and 2^50 stays far from int64 overflow when pages are added.
 constexpr int64_t kExpandableAddressSpace = int64_t(1) << 50;
@@ -30,13 +30,15 @@ constexpr int64_t kExpandableAddressSpace = int64_t(1) << 50;
 int64_t ceilTo(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
 
 struct Pool;
-struct Segment {
+struct Segment
+{
     int64_t base = 0;
     int64_t pageSize = 0; // expandable only
     bool expandable = false;
 };
 
-struct Block {
+struct Block
+{
     int64_t addr = 0;
     int64_t size = 0;
     Pool* pool = nullptr;
@@ -56,7 +58,8 @@ struct Block {
 // Free blocks ordered as BlockComparatorSize (stream, size, address): best fit is the first entry of the
 // smallest size >= the request, lowest address first. The key is kept in the entry so that a search does
 // not touch the blocks themselves (issue 16: a replay is a search per event).
-struct FreeEntry {
+struct FreeEntry
+{
     int64_t size = 0;
     int64_t addr = 0;
     Block* block = nullptr;
@@ -71,18 +74,21 @@ struct FreeEntry {
 // expandable segments' rule, the release paths) reads the heap in address order, which is rare.
 class FreeIndex
 {
-    struct Slot {
+    struct Slot
+    {
         int64_t addr;
         Block* block;
         uint64_t gen;
     };
-    struct Bucket {
+    struct Bucket
+    {
         std::vector<Slot> heap; // min-heap on addr, with dead slots
         size_t live = 0;
     };
     using Map = std::pmr::map<int64_t, Bucket>;
     // A function object, not a function pointer, so that the heap operations inline the comparison.
-    struct Later {
+    struct Later
+    {
         bool operator()(const Slot& a, const Slot& b) const { return a.addr > b.addr; }
     };
     static constexpr Later later{};
@@ -91,7 +97,8 @@ public:
     explicit FreeIndex(std::pmr::memory_resource* nodes) : m_sizes(nodes) {}
 
     // A position in (size, address) order; valid while the index is not changed.
-    struct Cursor {
+    struct Cursor
+    {
         Map::iterator it;
         FreeEntry entry;
     };
@@ -204,7 +211,8 @@ private:
     size_t m_count = 0;
 };
 
-struct ByAddr {
+struct ByAddr
+{
     bool operator()(const Block* a, const Block* b) const { return a->addr < b->addr; }
 };
 
@@ -213,7 +221,8 @@ struct ByAddr {
 // handed out again; everything goes back when the model does.
 class NodeRecycler final : public std::pmr::memory_resource
 {
-    struct Bin {
+    struct Bin
+    {
         size_t bytes = 0, align = 0;
         std::vector<void*> free;
     };
@@ -270,16 +279,18 @@ private:
     size_t m_size = 0, m_used = 0;
 };
 
-struct Pool {
+struct Pool
+{
     explicit Pool(std::pmr::memory_resource* nodes) : blocks(nodes), unmapped(nodes) {}
     bool isSmall = false;
-    FreeIndex blocks;                          // free, mapped, keyed on their current size and address
-    std::pmr::set<Block*, ByAddr> unmapped;    // expandable segments' unbacked address ranges
+    FreeIndex blocks;                       // free, mapped, keyed on their current size and address
+    std::pmr::set<Block*, ByAddr> unmapped; // expandable segments' unbacked address ranges
 };
 
 } // namespace
 
-struct CachingAllocatorModel::Impl {
+struct CachingAllocatorModel::Impl
+{
     Impl(AllocatorMode m, const AllocatorOptions& o) : mode(m), options(o), small(&nodes), large(&nodes)
     {
         small.isSmall = true;
@@ -344,8 +355,8 @@ struct CachingAllocatorModel::Impl {
             };
             auto next = it;
             pool.blocks.advance(next);
-            while (pool.blocks.at(it).block->segment->expandable && !pool.blocks.atEnd(next)
-                   && expandableSize(pool.blocks.at(next).block) < expandableSize(pool.blocks.at(it).block)) {
+            while (pool.blocks.at(it).block->segment->expandable && !pool.blocks.atEnd(next) &&
+                   expandableSize(pool.blocks.at(next).block) < expandableSize(pool.blocks.at(it).block)) {
                 it = next;
                 pool.blocks.advance(next);
             }
@@ -804,12 +815,13 @@ AllocatorStats replayStream(const Stream& events, AllocatorMode mode, const Allo
     stats.allocatedFinal = model.allocated();
     stats.segments = model.deviceAllocs();
     stats.allocRetries = model.retries();
-    stats.fragmentation =
-        stats.reservedPeak > 0 ? 1.0 - double(allocatedAtReservedPeak) / double(stats.reservedPeak) : 0.0;
+    stats.fragmentation = stats.reservedPeak > 0 ? 1.0 - double(allocatedAtReservedPeak) / double(stats.reservedPeak)
+                                                 : 0.0;
     return stats;
 }
 
-struct EventStream {
+struct EventStream
+{
     const std::vector<AllocEvent>& e;
     size_t size() const { return e.size(); }
     bool alloc(size_t i) const { return e[i].kind == AllocEvent::Kind::Alloc; }
@@ -817,7 +829,8 @@ struct EventStream {
     int64_t bytes(size_t i) const { return e[i].bytes; }
 };
 
-struct OpStream {
+struct OpStream
+{
     const std::vector<int32_t>& ops;
     const std::vector<int64_t>& sizes;
     size_t size() const { return ops.size(); }

@@ -10,7 +10,9 @@ namespace headroom {
 int64_t unitMacs(const PlanData& plan, const Unit& unit, const ShapeTable& shapes, const Sizes& sizes)
 {
     const auto numel = [&](int t) -> int64_t {
-        return t >= 0 && static_cast<size_t>(t) < shapes.numel.size() ? std::max<int64_t>(shapes.numel[static_cast<size_t>(t)], 0) : 0;
+        return t >= 0 && static_cast<size_t>(t) < shapes.numel.size()
+                   ? std::max<int64_t>(shapes.numel[static_cast<size_t>(t)], 0)
+                   : 0;
     };
     // The dims below, evaluated once per tick for every unit with the same shape (PlanData::spans)
     const bool spanKnown = unit.macSpan >= 0 && static_cast<size_t>(unit.macSpan) < sizes.spanElems.size();

@@ -7,16 +7,13 @@ namespace {
 bool sixteenBit(DtypePolicy p) noexcept
 {
     return p == DtypePolicy::FP16 || p == DtypePolicy::BF16 || p == DtypePolicy::MixedFP16 ||
-        p == DtypePolicy::MixedBF16;
+           p == DtypePolicy::MixedBF16;
 }
 bool quantised(DtypePolicy p) noexcept { return p == DtypePolicy::INT8 || p == DtypePolicy::INT4; }
 bool autocast(DtypePolicy p) noexcept { return p == DtypePolicy::AmpFP16 || p == DtypePolicy::AmpBF16; }
 } // namespace
 
-bool policyIsInference(const Config& config) noexcept
-{
-    return config.mode == Mode::Infer || quantised(config.dtype);
-}
+bool policyIsInference(const Config& config) noexcept { return config.mode == Mode::Infer || quantised(config.dtype); }
 
 int64_t activationBytes(const Config& config, const PlanData& plan, int tensor, int64_t numel)
 {
@@ -44,14 +41,13 @@ int64_t paramBytes(const Config& config, DType dt, int64_t numel)
     if (!isFloating(dt))
         return checkedMul(numel, bytesOf(dt)).value_or(0);
     switch (config.dtype) {
-    case DtypePolicy::FP16: case DtypePolicy::BF16: case DtypePolicy::MixedFP16: case DtypePolicy::MixedBF16:
-        return checkedMul(numel, 2).value_or(0);
-    case DtypePolicy::INT8:
-        return numel;
-    case DtypePolicy::INT4:
-        return (numel + 1) / 2;
-    default:
-        return checkedMul(numel, bytesOf(dt)).value_or(0);
+    case DtypePolicy::FP16:
+    case DtypePolicy::BF16:
+    case DtypePolicy::MixedFP16:
+    case DtypePolicy::MixedBF16: return checkedMul(numel, 2).value_or(0);
+    case DtypePolicy::INT8: return numel;
+    case DtypePolicy::INT4: return (numel + 1) / 2;
+    default: return checkedMul(numel, bytesOf(dt)).value_or(0);
     }
 }
 
@@ -63,9 +59,6 @@ int64_t bufferBytes(const Config& config, DType dt, int64_t numel)
     return checkedMul(numel, bytesOf(dt)).value_or(0);
 }
 
-int gradElemBytes(const Config& config) noexcept
-{
-    return sixteenBit(config.dtype) ? 2 : 4;
-}
+int gradElemBytes(const Config& config) noexcept { return sixteenBit(config.dtype) ? 2 : 4; }
 
 } // namespace headroom

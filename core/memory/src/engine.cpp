@@ -4,11 +4,11 @@
 #include "headroom/memory/allocator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception> // the checkpoint curve's second thread
+#include <optional>
 #include <system_error>
 #include <thread>
-#include <cmath>
-#include <optional>
 
 namespace headroom {
 
@@ -123,7 +123,8 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
         const int64_t w = adapterElem ? checkedMul(n, adapterElem).value_or(0)
-            : ft.quant != Quant::None && ft.kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype)
+                          : ft.quant != Quant::None && ft.kbitPrep &&
+                                  isFloating(m.tensors[static_cast<size_t>(t)].dtype)
                               ? checkedMul(n, 4).value_or(0)
                               : paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
         s.weightBytes[static_cast<size_t>(t)] = w;
@@ -196,8 +197,8 @@ void fillBreakdown(const PlanData& p, const Config& config, const Sizes& sizes, 
 
 // Saved set per unit: distinct storages (views resolved) + per-op extras; checkpointed segments keep only
 // their inputs.
-std::vector<int64_t> savedPerUnit(const PlanData& p, const Config& config, const ShapeTable& shapes,
-                                  const Sizes& sizes, const SimOptions& opt)
+std::vector<int64_t> savedPerUnit(const PlanData& p, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                                  const SimOptions& opt)
 {
     const Model& m = *p.model;
     const size_t nU = p.units.size();
@@ -241,7 +242,8 @@ void addWarnings(const PlanData& p, const Config& config, const SimOptions& opt,
 {
     e.warnings = p.warnings;
     if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1 && opt.segments == 0)
-        e.warnings.push_back("--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
+        e.warnings.push_back(
+            "--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
     if (config.mode == Mode::Train && policyIsInference(config))
         e.warnings.push_back(std::string("dtype policy ") + std::string(toString(config.dtype)) +
                              " is weight-only inference: evaluated as inference");
@@ -354,7 +356,8 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     e.shapes = evaluateShapes(m, p.shapeClasses, values);
     const Sizes sizes = computeSizes(p, config, e.shapes, train);
 
-    const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train, !light || config.allocator != AllocatorMode::Exact);
+    const SimOptions opt = simOptionsFor(p, config, e.shapes, sizes, train,
+                                         !light || config.allocator != AllocatorMode::Exact);
     // On a deep graph the allocator replay is the largest part of a full evaluation (issue 16: ~45 % of a
     // 100k-node tick). It needs only the program and the buffers' bytes, not the walk's events, and nothing
     // below needs it until the end: a second core replays while this one walks the iteration and computes
@@ -391,9 +394,10 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
     // Exact: allocated == reserved; Caching/Expandable: the allocator model's segments, the persistent
     // library workspaces (gpus.cpp) among them: they are blocks of the same allocator.
     if (!aside.running())
-        b.reservedPeak = replaysAllocator ? std::max(sim.peak, replayAllocator(prepared, config.allocator,
-                                                                               replayOptions(config)).reservedPeak)
-                                          : sim.peak;
+        b.reservedPeak = replaysAllocator
+                             ? std::max(sim.peak,
+                                        replayAllocator(prepared, config.allocator, replayOptions(config)).reservedPeak)
+                             : sim.peak;
     e.peakStep = sim.peakStep;
     if (light) {
         if (keepEvents)

@@ -12,29 +12,31 @@
 namespace headroom {
 
 // One thing a unit keeps for backward.
-struct SavedItem {
+struct SavedItem
+{
     enum class Kind : uint8_t {
         Storage, // a tensor's storage (views resolved to their root; shared storages count once)
         Copy,    // a contiguous copy of a non-contiguous view, made by the kernel (matmul/conv) and saved
         Extra,   // per-unit tensors autograd creates: statistics, indices, masks, RNN gates
     };
     Kind kind = Kind::Storage;
-    int tensor = -1;        // Storage: root tensor; Copy: the view tensor; Extra: the tensor sizing it
+    int tensor = -1; // Storage: root tensor; Copy: the view tensor; Extra: the tensor sizing it
     // Extra size = elements(tensor or dims [dimBegin, dimEnd) of it) * num / den * elemBytes
     int64_t num = 1, den = 1;
     int dimBegin = -1, dimEnd = -1;
-    int elemBytes = 0;      // 0: the activation element size of `tensor` under the policy
-    bool fp32Stat = false;  // statistics stay fp32 under every policy
+    int elemBytes = 0;     // 0: the activation element size of `tensor` under the policy
+    bool fp32Stat = false; // statistics stay fp32 under every policy
     // Binding-dependent items: kept only when view `condView` is (condContig) or is not (!condContig)
     // contiguous at the bound sizes (a transpose that only moves size-1 dims needs no copy). -1: always.
     int condView = -1;
     bool condContig = false;
-    int span = -1;          // dims [dimBegin, dimEnd) of an exact shape: index into PlanData::spans
+    int span = -1; // dims [dimBegin, dimEnd) of an exact shape: index into PlanData::spans
 };
 
 // dims [begin, end) of one of the model's distinct shapes (ShapeClasses): items sized by the same span
 // (a LayerNorm's statistics in every layer) share one evaluation per tick (issue 16).
-struct DimSpan {
+struct DimSpan
+{
     int shape = -1;
     int begin = 0, end = 0;
     friend bool operator==(const DimSpan&, const DimSpan&) = default;
@@ -45,36 +47,38 @@ enum class UnitKind : uint8_t { Op, LayerNorm, Gelu, Silu, GroupNorm, Attention 
 // An op as autograd sees it: a single ONNX node, or a recognised decomposition (LayerNorm written
 // with ReduceMean/Sub/Pow/Sqrt/Div, GELU with Erf, SiLU with Sigmoid*x, GroupNorm as Reshape,
 // InstanceNormalization, Reshape, Mul, Add) that PyTorch runs as one op.
-struct Unit {
+struct Unit
+{
     UnitKind kind = UnitKind::Op;
-    int head = -1;                 // node whose position the unit takes in topological order
-    std::vector<int> nodes;        // member nodes (head last)
-    std::vector<int> inputs;       // external input tensors (distinct, omitted ones dropped)
-    std::vector<int> outputs;      // output tensors (head's outputs)
-    std::vector<SavedItem> saved;  // what backward needs
+    int head = -1;                // node whose position the unit takes in topological order
+    std::vector<int> nodes;       // member nodes (head last)
+    std::vector<int> inputs;      // external input tensors (distinct, omitted ones dropped)
+    std::vector<int> outputs;     // output tensors (head's outputs)
+    std::vector<SavedItem> saved; // what backward needs
     // Transient workspaces (Extra-sized), alive only during the unit's forward / backward step: an RNN's
     // precomputed input-side gates, and the per-step gate gradients backward stacks for them.
     std::vector<SavedItem> forwardScratch, backwardScratch;
     // Gradients the unit's backward makes that live until its input gradients exist (autocast: the 16-bit
     // gradient of each cast copy, which ToCopyBackward turns into the fp32 input's gradient).
     std::vector<SavedItem> castGrads;
-    bool isView = false;           // outputs alias input 0's storage (no allocation)
-    bool viewInInference = false;  // Dropout: identity at inference
-    bool passGrad = false;         // backward hands the output gradient to same-sized inputs as is
-    bool inplaceable = false;      // activation that can write into its input (config.inplace)
+    bool isView = false;             // outputs alias input 0's storage (no allocation)
+    bool viewInInference = false;    // Dropout: identity at inference
+    bool passGrad = false;           // backward hands the output gradient to same-sized inputs as is
+    bool inplaceable = false;        // activation that can write into its input (config.inplace)
     bool inplaceSavesResult = false; // inplace form saves its result (hardtanh_, ...)
     bool differentiable = true;
-    bool conservative = false;     // no rule known: saved inputs and outputs
-    int macTensor = -1;            // output whose elements times macPerElem gives forward MACs
+    bool conservative = false; // no rule known: saved inputs and outputs
+    int macTensor = -1;        // output whose elements times macPerElem gives forward MACs
     int64_t macPerElem = 0;
     int macDimTensor = -1, macDim = -1; // or: a symbolic reduction dim (MatMul K)
-    int macSpan = -1;              // that dim (RNNs: dims [0, 2)) of an exact shape: index into PlanData::spans
+    int macSpan = -1;                   // that dim (RNNs: dims [0, 2)) of an exact shape: index into PlanData::spans
 };
 
 // What the plan's structure depends on besides the model: the freeze patterns, whether attention runs
 // as a fused SDPA kernel, which kernel PyTorch picks (flash needs 16-bit operands; GQA in fp32 falls back
 // to the math kernel), and the device's kernels (cuDNN RNN on CUDA).
-struct PlanOptions {
+struct PlanOptions
+{
     std::vector<std::string> freeze;
     Attention attention = Attention::Fused;
     Device device = Device::CUDA;
@@ -97,44 +101,45 @@ PlanOptions planOptions(const Config& config);
 struct SimCache; // timeline_program.h
 std::shared_ptr<SimCache> newSimCache();
 
-struct PlanData {
+struct PlanData
+{
     const Model* model = nullptr;
     std::vector<std::string> freeze;
     PlanOptions options;
-    std::vector<Unit> units;             // in topological order of their heads
-    std::vector<int> unitOfNode;         // -1: static node (depends on no graph input)
+    std::vector<Unit> units;     // in topological order of their heads
+    std::vector<int> unitOfNode; // -1: static node (depends on no graph input)
     // per tensor
-    std::vector<uint8_t> dynamic;        // depends on a graph input (activations that exist at run time)
-    std::vector<uint8_t> reqGrad;        // requires grad
-    std::vector<uint8_t> getsGrad;       // requires grad and lies on a path to the loss output
-    std::vector<uint8_t> frozen;         // parameter matched by a freeze pattern
-    std::vector<uint8_t> virtualOut;     // inner tensor of a fused unit: never materialised
-    std::vector<uint8_t> amp16;          // under autocast this activation is 16-bit
-    std::vector<int> root;               // storage root (views resolved)
-    std::vector<uint8_t> nonContig;      // a non-contiguous view
-    std::vector<std::vector<int>> paramSources; // static float tensor -> trainable params it derives from
-    std::vector<std::vector<int>> consumerUnits; // dynamic tensor -> units consuming it (ascending)
-    std::vector<int> trainable;          // parameter tensors (deduplicated, aliases resolved)
+    std::vector<uint8_t> dynamic;                    // depends on a graph input (activations that exist at run time)
+    std::vector<uint8_t> reqGrad;                    // requires grad
+    std::vector<uint8_t> getsGrad;                   // requires grad and lies on a path to the loss output
+    std::vector<uint8_t> frozen;                     // parameter matched by a freeze pattern
+    std::vector<uint8_t> virtualOut;                 // inner tensor of a fused unit: never materialised
+    std::vector<uint8_t> amp16;                      // under autocast this activation is 16-bit
+    std::vector<int> root;                           // storage root (views resolved)
+    std::vector<uint8_t> nonContig;                  // a non-contiguous view
+    std::vector<std::vector<int>> paramSources;      // static float tensor -> trainable params it derives from
+    std::vector<std::vector<int>> consumerUnits;     // dynamic tensor -> units consuming it (ascending)
+    std::vector<int> trainable;                      // parameter tensors (deduplicated, aliases resolved)
     std::vector<std::vector<int64_t>> trainableDims; // parallel to trainable: constant dims (0: symbolic)
-    std::vector<int64_t> trainableDimsNumel; // parallel to trainable: product of trainableDims (what
-                                             // optimizerStateBytes counts), kept so a tick does not redo it
-    ShapeClasses shapeClasses;               // the model's distinct shapes: a tick evaluates each once
-    std::vector<DimSpan> spans;              // distinct SavedItem dim spans (SavedItem::span)
-    std::vector<uint8_t> trainableAdapter;   // parallel to trainable: a LoRA adapter (".lora_A." / ".lora_B.")
-    std::vector<int> buffers;            // buffer tensors
-    std::vector<int> amp16Params;        // params autocast caches a 16-bit copy of
-    std::vector<uint8_t> quantizable;    // weights bitsandbytes would quantize (quant_weights.cpp)
-    std::vector<uint8_t> actElem;        // activation element size set by fine-tuning precision (0: the policy's)
-    int lossTensor = -1;                 // the first graph output
-    bool anyInplaceable = false;         // some unit can run inplace (evaluate compares both settings)
+    std::vector<int64_t> trainableDimsNumel;         // parallel to trainable: product of trainableDims (what
+                                                     // optimizerStateBytes counts), kept so a tick does not redo it
+    ShapeClasses shapeClasses;                       // the model's distinct shapes: a tick evaluates each once
+    std::vector<DimSpan> spans;                      // distinct SavedItem dim spans (SavedItem::span)
+    std::vector<uint8_t> trainableAdapter;           // parallel to trainable: a LoRA adapter (".lora_A." / ".lora_B.")
+    std::vector<int> buffers;                        // buffer tensors
+    std::vector<int> amp16Params;                    // params autocast caches a 16-bit copy of
+    std::vector<uint8_t> quantizable;                // weights bitsandbytes would quantize (quant_weights.cpp)
+    std::vector<uint8_t> actElem; // activation element size set by fine-tuning precision (0: the policy's)
+    int lossTensor = -1;          // the first graph output
+    bool anyInplaceable = false;  // some unit can run inplace (evaluate compares both settings)
     // Flat copies of what every tick reads from the model and the units, so that a tick walks arrays
     // instead of chasing each node's, tensor's and unit's own vectors (issue 16).
     std::vector<std::pair<int, int>> nodeOutputs; // (node, output tensor), node by node
-    std::vector<int> paramNode;          // parallel to trainable: node its gradient is attributed to (-1)
-    std::vector<SavedItem> savedFlat;    // every unit's saved items, unit by unit
-    std::vector<int> savedBegin;         // per unit + 1: its first item in savedFlat
-    std::vector<int> classicParams;      // classicEstimate's parameters (stored, not aliases)
-    std::vector<int> classicOutputs;     // classicEstimate's node outputs that are activations
+    std::vector<int> paramNode;                   // parallel to trainable: node its gradient is attributed to (-1)
+    std::vector<SavedItem> savedFlat;             // every unit's saved items, unit by unit
+    std::vector<int> savedBegin;                  // per unit + 1: its first item in savedFlat
+    std::vector<int> classicParams;               // classicEstimate's parameters (stored, not aliases)
+    std::vector<int> classicOutputs;              // classicEstimate's node outputs that are activations
     std::vector<std::string> warnings;
     // The simulated iteration's recorded structure per switch setting, reused by every tick (timeline.cpp)
     std::shared_ptr<SimCache> simCache;
@@ -172,28 +177,31 @@ int gradElemBytes(const Config& config) noexcept;
 bool policyIsInference(const Config& config) noexcept;
 
 // The simulated iteration (timeline.cpp).
-struct SimOptions {
+struct SimOptions
+{
     bool events = true;
     bool inplace = false;
     std::vector<int> segmentOfUnit; // checkpoint segment per unit (empty: off)
     int segments = 0;
 };
-struct SimResult {
+struct SimResult
+{
     std::vector<TimelinePoint> timeline;
     std::vector<AllocEvent> events;
     int peakStep = -1;
     int64_t peak = 0;
-    std::vector<int> peakLive;           // tensors
-    std::vector<int64_t> peakLiveBytes;  // parallel: bytes of the buffers attributed to each
+    std::vector<int> peakLive;          // tensors
+    std::vector<int64_t> peakLiveBytes; // parallel: bytes of the buffers attributed to each
     int64_t peakActivations = 0, peakSaved = 0, peakLoss = 0;
     int64_t recomputeMacs = 0;
 };
-struct Sizes {
-    std::vector<int64_t> act;   // per tensor: activation bytes under the policy (0 when unknown)
+struct Sizes
+{
+    std::vector<int64_t> act; // per tensor: activation bytes under the policy (0 when unknown)
     std::vector<int64_t> numel;
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
     int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
-    int64_t pagedOptimizer = 0; // paged optimizer state outside the allocator (not in persistentOptimizer)
+    int64_t pagedOptimizer = 0;     // paged optimizer state outside the allocator (not in persistentOptimizer)
     std::vector<int64_t> spanElems; // per PlanData::spans: the elements of those dims at this binding
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes
     // per tensor (params): stored bytes as the step holds them (quantized, kbit-prep fp32, fp32 adapters);
@@ -211,21 +219,22 @@ int64_t simulatePeak(const PlanData& plan, const Config& config, const ShapeTabl
 // this binding runs with each buffer's bytes, then the walk, and meanwhile the allocator replay from it
 // (the same figures as replay() over the walk's events).
 struct SimProgram;
-struct PreparedSim {
+struct PreparedSim
+{
     std::shared_ptr<const SimProgram> program;
     std::vector<int64_t> bytes;
     size_t events() const; // allocator events (0 unless options.events)
 };
-PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes,
-                              const Sizes& sizes, const SimOptions& options);
+PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                              const SimOptions& options);
 // writeEvents false: SimResult without events or culprits (replayAllocator gives the reserved peak).
 SimResult runSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                         const PreparedSim& prepared, bool writeEvents = true);
 AllocatorStats replayAllocator(const PreparedSim& prepared, AllocatorMode mode, const AllocatorOptions& options);
 // Whether a binding-dependent item applies at these shapes (always true for unconditional items).
 bool savedItemActive(const PlanData& plan, const ShapeTable& shapes, const SavedItem& item);
-int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTable& shapes,
-                       const Sizes& sizes, const SavedItem& item);
+int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                       const SavedItem& item);
 
 // Highest allocated bytes of every timeline step (exact allocator, no events): what maxBatch fits
 // per step (engine.cpp).

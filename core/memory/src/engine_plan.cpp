@@ -3,44 +3,39 @@
 #include "engine_internal.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <map>
+#include <unordered_set>
 
 namespace headroom {
 
 namespace {
 
-bool floatish(const Tensor& t) noexcept
-{
-    return t.dtype == DType::Undefined || isFloating(t.dtype);
-}
+bool floatish(const Tensor& t) noexcept { return t.dtype == DType::Undefined || isFloating(t.dtype); }
 
 // Autocast's op classes (torch/csrc/autograd/autocast_mode.cpp): lower_precision_fp ops produce 16-bit
 // outputs, fp32 ops produce fp32, everything else follows its inputs.
 bool ampLowOp(const std::string& op)
 {
-    return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm" || op == "Einsum" ||
-        op == "LSTM" || op == "GRU" || op == "RNN";
+    return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm" || op == "Einsum" || op == "LSTM" ||
+           op == "GRU" || op == "RNN";
 }
 bool ampFp32Op(const std::string& op)
 {
     // CUDA's fp32 list: softmax, log_softmax, layer_norm, group_norm, exp, log, pow, rsqrt, reciprocal,
     // softplus, cumsum, sum, prod, norms, the trig family; mean and sqrt are on no list (they follow their input)
     return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "GroupNormalization" ||
-        op == "InstanceNormalization" || op == "ReduceSum" || op == "ReduceProd" || op == "ReduceLogSumExp" ||
-        op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "Exp" || op == "Log" ||
-        op == "Pow" || op == "Reciprocal" || op == "Softplus" || op == "CumSum" || op == "LpNormalization" ||
-        op == "Cosh" || op == "Sinh" || op == "Tan" || op == "Acos" || op == "Asin";
+           op == "InstanceNormalization" || op == "ReduceSum" || op == "ReduceProd" || op == "ReduceLogSumExp" ||
+           op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "Exp" || op == "Log" ||
+           op == "Pow" || op == "Reciprocal" || op == "Softplus" || op == "CumSum" || op == "LpNormalization" ||
+           op == "Cosh" || op == "Sinh" || op == "Tan" || op == "Acos" || op == "Asin";
 }
 // Elementwise arithmetic follows type promotion: a bf16 activation times an fp32 parameter tensor (RMSNorm's
 // weight * x) is fp32; only 0-dim tensors and Python scalars leave the activation's dtype alone. Add and Sub
 // are left out: exporters split linear(x, W, b) into MatMul + Add(b), which PyTorch runs as one bf16 addmm.
-bool promotesWithParams(const std::string& op)
-{
-    return op == "Mul" || op == "Div" || op == "Max" || op == "Min";
-}
+bool promotesWithParams(const std::string& op) { return op == "Mul" || op == "Div" || op == "Max" || op == "Min"; }
 
-struct Builder {
+struct Builder
+{
     const Model& m;
     PlanData& p;
     const PlanOptions& opts;
@@ -61,7 +56,8 @@ struct Builder {
     }
     bool usable(int n, const char* op) const
     {
-        return n >= 0 && !claimed[static_cast<size_t>(n)] && node(n).op == op && p.unitOfNode[static_cast<size_t>(n)] != -2;
+        return n >= 0 && !claimed[static_cast<size_t>(n)] && node(n).op == op &&
+               p.unitOfNode[static_cast<size_t>(n)] != -2;
     }
     int other(int n, int t) const
     {
@@ -169,8 +165,7 @@ struct Builder {
         const int v = producer(scaled);
         if (v < 0 || claimed[static_cast<size_t>(v)] || only(scaled) != e)
             return;
-        if ((node(v).op != "Div" && node(v).op != "Mul") || node(v).inputs.size() != 2 ||
-            !isStatic(node(v).inputs[1]))
+        if ((node(v).op != "Div" && node(v).op != "Mul") || node(v).inputs.size() != 2 || !isStatic(node(v).inputs[1]))
             return;
         const int x = node(v).inputs[0];
         const int a = only(out(e));
@@ -189,8 +184,8 @@ struct Builder {
             nodes.push_back(m2);
         } else if (t != x) {
             const int h = producer(t);
-            if (h < 0 || claimed[static_cast<size_t>(h)] || node(h).op != "Mul" || only(t) != m1 ||
-                other(h, x) < 0 || !isStatic(other(h, x)))
+            if (h < 0 || claimed[static_cast<size_t>(h)] || node(h).op != "Mul" || only(t) != m1 || other(h, x) < 0 ||
+                !isStatic(other(h, x)))
                 return;
             nodes.push_back(h);
         } else {
@@ -335,7 +330,8 @@ struct Builder {
         int q = node(mm1).inputs[0];
         const int kT = node(mm1).inputs[1];
         const int v = node(mm2).inputs[1];
-        if (!p.dynamic[static_cast<size_t>(q)] || !p.dynamic[static_cast<size_t>(kT)] || !p.dynamic[static_cast<size_t>(v)])
+        if (!p.dynamic[static_cast<size_t>(q)] || !p.dynamic[static_cast<size_t>(kT)] ||
+            !p.dynamic[static_cast<size_t>(v)])
             return;
         if (!opts.lowPrecision && (fromExpand(kT) || fromExpand(v)))
             return; // fp32 GQA: the math kernel
@@ -343,8 +339,9 @@ struct Builder {
         nodes.push_back(mm2);
         // q / sqrt(d) written before the matmul (torch 1.x MultiheadAttention) is SDPA's own `scale`
         if (const int qs = producer(q); qs >= 0 && !claimed[static_cast<size_t>(qs)] && only(q) == mm1 &&
-            (node(qs).op == "Mul" || node(qs).op == "Div") && node(qs).inputs.size() == 2 &&
-            isStatic(node(qs).inputs[1]) && p.dynamic[static_cast<size_t>(node(qs).inputs[0])]) {
+                                        (node(qs).op == "Mul" || node(qs).op == "Div") && node(qs).inputs.size() == 2 &&
+                                        isStatic(node(qs).inputs[1]) &&
+                                        p.dynamic[static_cast<size_t>(node(qs).inputs[0])]) {
             nodes.push_back(qs);
             q = node(qs).inputs[0];
         }
@@ -383,7 +380,8 @@ struct Builder {
 // blocks" lists one per block), which a hash lookup decides, so a plan costs O(names), not O(names x
 // patterns); only patterns with wildcards are matched one by one. A pattern without '*' or '?' matches
 // exactly the equal name under globMatch, so the answers are the same.
-struct FreezeMatcher {
+struct FreezeMatcher
+{
     std::unordered_set<std::string_view> keepExact, freezeExact;
     std::vector<std::string_view> keepGlob, freezeGlob;
     explicit FreezeMatcher(const std::vector<std::string>& freeze)
@@ -445,12 +443,13 @@ PlanOptions planOptions(const Config& config)
     o.torch = config.torch;
     o.autocast = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     switch (config.dtype) {
-    case DtypePolicy::FP16: case DtypePolicy::BF16: case DtypePolicy::AmpFP16: case DtypePolicy::AmpBF16:
-    case DtypePolicy::MixedFP16: case DtypePolicy::MixedBF16:
-        o.lowPrecision = true;
-        break;
-    default:
-        break;
+    case DtypePolicy::FP16:
+    case DtypePolicy::BF16:
+    case DtypePolicy::AmpFP16:
+    case DtypePolicy::AmpBF16:
+    case DtypePolicy::MixedFP16:
+    case DtypePolicy::MixedBF16: o.lowPrecision = true; break;
+    default: break;
     }
     // finetune/precision.cpp: PEFT's casts and kbit-prep's fp32 parameters, without autocast only
     const FineTune& ft = config.finetune;
@@ -550,9 +549,12 @@ void propagateDynamic(PlanData& p, const Model& m)
 {
     const size_t nN = m.nodes.size();
     // Dynamic-ness, requires-grad and the parameters behind weight-side (static) tensors, in topological order.
-    static const std::vector<std::string> noGrad{"Shape", "Size", "Range", "ConstantOfShape", "Constant",
-        "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not", "IsNaN",
-        "IsInf", "ArgMax", "ArgMin", "NonZero", "OneHot", "EyeLike", "Floor", "Ceil", "Sign", "Round"};
+    static const std::vector<std::string> noGrad{
+        "Shape",   "Size",   "Range",          "ConstantOfShape", "Constant", "Equal",
+        "Greater", "Less",   "GreaterOrEqual", "LessOrEqual",     "And",      "Or",
+        "Xor",     "Not",    "IsNaN",          "IsInf",           "ArgMax",   "ArgMin",
+        "NonZero", "OneHot", "EyeLike",        "Floor",           "Ceil",     "Sign",
+        "Round"};
     for (size_t n = 0; n < nN; ++n) {
         const Node& nd = m.nodes[n];
         bool dyn = false, rg = false;
@@ -651,7 +653,8 @@ int linearBias(PlanData& p, const Model& m, Unit& u, const Node& nd)
             p.units[static_cast<size_t>(pu)].head == pr &&
             (m.nodes[static_cast<size_t>(pr)].op == "MatMul" || m.nodes[static_cast<size_t>(pr)].op == "Gemm" ||
              m.nodes[static_cast<size_t>(pr)].op == "Conv") &&
-            m.tensors[static_cast<size_t>(dyn)].consumers.size() == 1 && !m.tensors[static_cast<size_t>(dyn)].isGraphOutput) {
+            m.tensors[static_cast<size_t>(dyn)].consumers.size() == 1 &&
+            !m.tensors[static_cast<size_t>(dyn)].isGraphOutput) {
             u.isView = true;
             u.passGrad = true;
             u.saved.clear();
@@ -711,7 +714,7 @@ void cleanSavedItems(PlanData& p, Unit& u)
         u.saved.erase(std::remove_if(u.saved.begin(), u.saved.end(),
                                      [&](const SavedItem& s) {
                                          return s.kind != SavedItem::Kind::Extra &&
-                                             (s.tensor < 0 || !p.dynamic[static_cast<size_t>(s.tensor)]);
+                                                (s.tensor < 0 || !p.dynamic[static_cast<size_t>(s.tensor)]);
                                      }),
                       u.saved.end());
     }
@@ -719,8 +722,8 @@ void cleanSavedItems(PlanData& p, Unit& u)
     std::vector<SavedItem> uniq;
     for (const SavedItem& s : u.saved) {
         const bool dup = s.kind != SavedItem::Kind::Extra &&
-            std::any_of(uniq.begin(), uniq.end(),
-                        [&](const SavedItem& o) { return o.kind == s.kind && o.tensor == s.tensor; });
+                         std::any_of(uniq.begin(), uniq.end(),
+                                     [&](const SavedItem& o) { return o.kind == s.kind && o.tensor == s.tensor; });
         if (!dup)
             uniq.push_back(s);
     }
@@ -759,8 +762,8 @@ void applySavedRules(PlanData& p, const Model& m)
         cleanSavedItems(p, u);
     }
     for (const auto& [op, count] : unknownOps)
-        p.warnings.push_back("no saved-for-backward rule for " + op + " (" + std::to_string(count) +
-                             " node" + (count > 1 ? "s" : "") + ", first " + unknownFirst[op] +
+        p.warnings.push_back("no saved-for-backward rule for " + op + " (" + std::to_string(count) + " node" +
+                             (count > 1 ? "s" : "") + ", first " + unknownFirst[op] +
                              "): assumed it keeps its inputs and outputs");
 }
 
@@ -855,7 +858,7 @@ void autocastActivationCopies(PlanData& p, const Model& m)
             bool had = false;
             for (auto it = u.saved.begin(); it != u.saved.end();) {
                 const bool match = (it->kind == SavedItem::Kind::Storage && it->tensor == p.root[ti]) ||
-                    (it->kind == SavedItem::Kind::Copy && it->tensor == t);
+                                   (it->kind == SavedItem::Kind::Copy && it->tensor == t);
                 if (match) {
                     had = true;
                     it = u.saved.erase(it);

@@ -2,8 +2,8 @@
 // weights, and what each costs at this configuration.
 #include "engine_internal.h"
 
-#include <algorithm>
 #include "headroom/memory/finetune_summary.h"
+#include <algorithm>
 
 namespace headroom {
 
@@ -26,7 +26,8 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
         const size_t i = static_cast<size_t>(t);
         const int64_t n = i < e.shapes.numel.size() ? std::max<int64_t>(e.shapes.numel[i], 0) : 0;
         const Tensor& tensor = m.tensors[i];
-        const bool adapter = tensor.name.find(".lora_A.") != std::string::npos || tensor.name.find(".lora_B.") != std::string::npos;
+        const bool adapter = tensor.name.find(".lora_A.") != std::string::npos ||
+                             tensor.name.find(".lora_B.") != std::string::npos;
         if (!p.frozen[i]) {
             s.trainableParams += n;
             if (adapter) {

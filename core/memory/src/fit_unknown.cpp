@@ -44,8 +44,8 @@ bool markUnknownFit(const Model& model, const Evaluation& evaluation, Fit& fit)
 
 std::string unknownFitText(const Model& model, const Fit& fit)
 {
-    std::string s = "cannot tell: " + std::to_string(fit.unknownTensors)
-                    + (fit.unknownTensors == 1 ? " tensor" : " tensors") + " of unknown size";
+    std::string s = "cannot tell: " + std::to_string(fit.unknownTensors) +
+                    (fit.unknownTensors == 1 ? " tensor" : " tensors") + " of unknown size";
     if (fit.unknownNode >= 0 && size_t(fit.unknownNode) < model.nodes.size())
         s += ", first at node " + model.nodePath(fit.unknownNode);
     return s;

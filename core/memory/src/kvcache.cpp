@@ -19,7 +19,8 @@ std::string lower(std::string s)
 int cacheLayer(const std::string& name)
 {
     const std::string l = lower(name);
-    if (l.find("past") == std::string::npos || (l.find("key") == std::string::npos && l.find("value") == std::string::npos))
+    if (l.find("past") == std::string::npos ||
+        (l.find("key") == std::string::npos && l.find("value") == std::string::npos))
         return -1;
     for (size_t i = 0; i < l.size(); ++i)
         if (std::isdigit(static_cast<unsigned char>(l[i]))) {

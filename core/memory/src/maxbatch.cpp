@@ -17,10 +17,7 @@ int64_t neededBytes(const Config& config, const Evaluation& evaluation)
     return evaluation.memory.peak + config.gpu.context + config.gpu.workspace;
 }
 
-int64_t allocatorBudget(const Config& config)
-{
-    return config.gpu.capacity - config.gpu.context - config.marginBytes;
-}
+int64_t allocatorBudget(const Config& config) { return config.gpu.capacity - config.gpu.context - config.marginBytes; }
 
 // PyTorch raises OutOfMemoryError only when an allocation fails after the caching allocator has freed
 // every cached unused segment and retried (CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc:

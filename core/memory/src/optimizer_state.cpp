@@ -13,14 +13,15 @@ double optimizerBytesPerParam(const Config& config) noexcept
     switch (config.optimizer) {
     case Optimizer::SGD: return 0;
     case Optimizer::Momentum: return 4 * scale;
-    case Optimizer::Adam: case Optimizer::AdamW: return 8 * scale;
+    case Optimizer::Adam:
+    case Optimizer::AdamW: return 8 * scale;
     case Optimizer::Adagrad: return 4 * scale;
-    case Optimizer::RMSprop:
-        return (4 + (config.rmspropMomentum ? 4 : 0) + (config.rmspropCentered ? 4 : 0)) * scale;
+    case Optimizer::RMSprop: return (4 + (config.rmspropMomentum ? 4 : 0) + (config.rmspropCentered ? 4 : 0)) * scale;
     case Optimizer::Adadelta: return 8 * scale;
     case Optimizer::Lion: return 4 * scale;
     case Optimizer::LAMB: return 8 * scale;
-    case Optimizer::Adam8bit: case Optimizer::PagedAdamW8bit:
+    case Optimizer::Adam8bit:
+    case Optimizer::PagedAdamW8bit:
         return 2; // two 8-bit moments; per tensor: see optimizerStateBytes
     // bitsandbytes Optimizer2State.init_state with optim_bits=32: state1/state2 are float32 whatever the
     // parameter's dtype (get_state_buffer(p, dtype=torch.float32)), unlike torch's zeros_like

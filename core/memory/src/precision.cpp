@@ -34,10 +34,7 @@ bool isAdapterName(const std::string& name)
     return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
 }
 
-bool floatOrUnknown(const Tensor& t)
-{
-    return isFloating(t.dtype) || t.dtype == DType::Undefined;
-}
+bool floatOrUnknown(const Tensor& t) { return isFloating(t.dtype) || t.dtype == DType::Undefined; }
 
 bool scalarLike(const Tensor& t)
 {

@@ -11,9 +11,7 @@ namespace headroom {
 std::vector<uint8_t> quantizableWeights(const Model& m)
 {
     std::vector<uint8_t> flag(m.tensors.size(), 0);
-    auto isOutput = [&](int t) {
-        return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end();
-    };
+    auto isOutput = [&](int t) { return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end(); };
     for (size_t n = 0; n < m.nodes.size(); ++n) {
         const Node& nd = m.nodes[n];
         if (nd.op != "MatMul" || nd.inputs.size() != 2 || nd.inputs[1] < 0)

@@ -18,7 +18,8 @@ namespace {
 
 using K = SavedItem::Kind;
 
-struct Ctx {
+struct Ctx
+{
     const Model& model;
     const PlanData& plan;
     Unit& unit;
@@ -73,7 +74,6 @@ struct Ctx {
     size_t rank(int t) const { return t < 0 ? 0 : model.tensors[static_cast<size_t>(t)].shape.dims.size(); }
 };
 
-
 // --- the table's vocabulary ---------------------------------------------------------------------------------
 
 enum class Grad : uint8_t {
@@ -91,21 +91,23 @@ constexpr int8_t none = INT8_MIN; // an unused slot
 constexpr int8_t always = -1;
 
 // One saved tensor: kept when input `ifGradOf` requires grad (`always`: whenever anything upstream does).
-struct Save {
+struct Save
+{
     int8_t tensor = none;
     int8_t ifGradOf = always;
 };
 
-struct SavedRule {
+struct SavedRule
+{
     std::string_view op;
     Grad grad = Grad::Yes;
-    Save saves[3] = {};               // in order; unused slots stay `none`
-    void (*code)(Ctx&) = nullptr;     // what the saves cannot say (statistics, indices, MACs, RNN workspaces)
-    bool (*aliasIf)(Ctx&) = nullptr;  // checked before requires-grad: true when the node is a no-op view
-    bool passGrad = false;            // backward hands the output gradient to same-sized inputs as is
-    bool inplaceable = false;         // inplace=True form exists; it then saves its result instead of self
+    Save saves[3] = {};              // in order; unused slots stay `none`
+    void (*code)(Ctx&) = nullptr;    // what the saves cannot say (statistics, indices, MACs, RNN workspaces)
+    bool (*aliasIf)(Ctx&) = nullptr; // checked before requires-grad: true when the node is a no-op view
+    bool passGrad = false;           // backward hands the output gradient to same-sized inputs as is
+    bool inplaceable = false;        // inplace=True form exists; it then saves its result instead of self
     bool inplaceSavesResult = false;
-    std::string_view source = {};     // derivatives.yaml entry (or the PyTorch function) the rule reads
+    std::string_view source = {}; // derivatives.yaml entry (or the PyTorch function) the rule reads
 };
 
 constexpr Save self{in0};
@@ -154,7 +156,8 @@ bool castIsNoOp(Ctx& c)
     const int x = c.input(0), y = c.output(0);
     if (!c.act(x) || y < 0)
         return false;
-    const DType from = c.model.tensors[static_cast<size_t>(x)].dtype, to = c.model.tensors[static_cast<size_t>(y)].dtype;
+    const DType from = c.model.tensors[static_cast<size_t>(x)].dtype,
+                to = c.model.tensors[static_cast<size_t>(y)].dtype;
     if (from != DType::Undefined && from == to) {
         c.unit.isView = true;
         c.unit.passGrad = true;
@@ -337,39 +340,64 @@ const SavedRule kRules[] = {
     {.op = "Unsqueeze", .grad = Grad::View, .source = "unsqueeze: grad.squeeze(dim)"},
     {.op = "Transpose", .grad = Grad::View, .source = "permute: permute_backwards(grad, dims)"},
     {.op = "Identity", .grad = Grad::View, .source = "alias: grad"},
-    {.op = "Split", .grad = Grad::ViewNewGrad, .source = "split.Tensor: split_backward(grads, split_size, dim, self.sym_sizes(), ...)"},
-    {.op = "Slice", .grad = Grad::ViewNewGrad, .source = "slice.Tensor: slice_backward_wrapper(grad, self.sym_sizes(), ...)"},
+    {.op = "Split",
+     .grad = Grad::ViewNewGrad,
+     .source = "split.Tensor: split_backward(grads, split_size, dim, self.sym_sizes(), ...)"},
+    {.op = "Slice",
+     .grad = Grad::ViewNewGrad,
+     .source = "slice.Tensor: slice_backward_wrapper(grad, self.sym_sizes(), ...)"},
     {.op = "Expand", .grad = Grad::ViewNewGrad, .source = "expand: at::sum_to(grad, self.sym_sizes())"},
 
     // Matrix products and convolutions: each operand for the other's gradient.
-    {.op = "Conv", .saves = {{in0, in1}, {in1, in0}}, .code = convolutionMacs,
+    {.op = "Conv",
+     .saves = {{in0, in1}, {in1, in0}},
+     .code = convolutionMacs,
      .source = "convolution: convolution_backward(grad, input, weight, ...); a strided view keeps its whole source"},
-    {.op = "ConvTranspose", .saves = {{in0, in1}, {in1, in0}}, .code = convolutionMacs,
+    {.op = "ConvTranspose",
+     .saves = {{in0, in1}, {in1, in0}},
+     .code = convolutionMacs,
      .source = "convolution (transposed=True): convolution_backward(grad, input, weight, ...)"},
-    {.op = "Gemm", .saves = {{in0, in1}, {in1, in0}}, .code = gemmMacs,
+    {.op = "Gemm",
+     .saves = {{in0, in1}, {in1, in0}},
+     .code = gemmMacs,
      .source = "addmm: self: maybe_multiply(grad, beta), mat1: mm_mat1_backward(grad, mat2, ...), mat2: "
                "mm_mat2_backward(grad, mat1, ...); BLAS takes strided 2-D matrices, so x[:, 0] keeps its source"},
     {.op = "MatMul", .code = matmulOperands, .source = "mm / bmm: self: grad.mm(mat2.t()), mat2: self.t().mm(grad)"},
     {.op = "Einsum", .code = matmulOperands, .source = "einsum decomposes into bmm (same saves)"},
 
     // Arithmetic.
-    {.op = "Mul", .saves = {{in1, in0}, {in0, in1}},
+    {.op = "Mul",
+     .saves = {{in1, in0}, {in0, in1}},
      .source = "mul.Tensor: self: mul_tensor_backward(grad, other, ...), other: mul_tensor_backward(grad, self, ...)"},
-    {.op = "Div", .saves = {{in1, in0}, {in0, in1}, {in1, in1}},
-     .source = "div.Tensor: self: div_tensor_self_backward(grad, other, ...), other: div_tensor_other_backward(grad, self, other)"},
-    {.op = "Pow", .saves = {{in0, always}, {in1, in1}, {out(0), in1}},
-     .source = "pow.Tensor_Tensor: self: pow_backward_self(grad, self, exponent), exponent: pow_backward_exponent(grad, self, exponent, result)"},
-    {.op = "Max", .saves = {{everyInput, always}}, .source = "maximum: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)"},
-    {.op = "Min", .saves = {{everyInput, always}}, .source = "minimum: at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)"},
-    {.op = "Where", .saves = {{in0, always}}, .source = "where.self: condition: non_differentiable, self: where(condition, grad, 0)"},
+    {.op = "Div",
+     .saves = {{in1, in0}, {in0, in1}, {in1, in1}},
+     .source =
+         "div.Tensor: self: div_tensor_self_backward(grad, other, ...), other: div_tensor_other_backward(grad, self, other)"},
+    {.op = "Pow",
+     .saves = {{in0, always}, {in1, in1}, {out(0), in1}},
+     .source =
+         "pow.Tensor_Tensor: self: pow_backward_self(grad, self, exponent), exponent: pow_backward_exponent(grad, self, exponent, result)"},
+    {.op = "Max",
+     .saves = {{everyInput, always}},
+     .source = "maximum: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)"},
+    {.op = "Min",
+     .saves = {{everyInput, always}},
+     .source = "minimum: at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)"},
+    {.op = "Where",
+     .saves = {{in0, always}},
+     .source = "where.self: condition: non_differentiable, self: where(condition, grad, 0)"},
     {.op = "PRelu", .saves = {self}, .source = "_prelu_kernel: self, weight"},
     {.op = "Add", .passGrad = true, .source = "add.Tensor: self: handle_r_to_c(self.scalar_type(), grad)"},
     {.op = "Sum", .passGrad = true, .source = "add.Tensor (n-ary)"},
-    {.op = "Sub", .source = "sub.Tensor: other: handle_r_to_c(..., maybe_multiply(-grad, alpha)): other's grad is allocated"},
+    {.op = "Sub",
+     .source = "sub.Tensor: other: handle_r_to_c(..., maybe_multiply(-grad, alpha)): other's grad is allocated"},
     {.op = "Neg", .source = "neg: grad.neg()"},
     {.op = "Mean", .source = "mean of n tensors: grad / n"},
     {.op = "Concat", .passGrad = true, .source = "cat: cat_tensors_backward(grad, to_args_sizes(tensors), ...)"},
-    {.op = "Cast", .aliasIf = castIsNoOp, .passGrad = true, .source = "_to_copy: _to_copy_backward(grad, self.options())"},
+    {.op = "Cast",
+     .aliasIf = castIsNoOp,
+     .passGrad = true,
+     .source = "_to_copy: _to_copy_backward(grad, self.options())"},
     {.op = "CastLike", .source = "_to_copy: _to_copy_backward(grad, self.options())"},
     {.op = "Pad", .aliasIf = padIsNoOp, .source = "constant_pad_nd: constant_pad_nd_backward(grad, pad)"},
     {.op = "Tile", .source = "repeat: repeat_backward(grad, repeats, self.sym_sizes())"},
@@ -383,38 +411,90 @@ const SavedRule kRules[] = {
     {.op = "Compress", .source = "masked_select: masked_select_backward(grad, self, mask) (sizes only)"},
 
     // Indexing: the indices and the sizes.
-    {.op = "Gather", .saves = {{in1, always}}, .aliasIf = gatherSelectsOne,
-     .source = "embedding: embedding_backward(grad, indices, ...) / index_select: index_select_backward(grad, self.sym_sizes(), dim, index)"},
-    {.op = "GatherElements", .saves = {{in1, always}}, .source = "gather: gather_backward(grad, self, dim, index, sparse_grad)"},
-    {.op = "GatherND", .saves = {{in1, always}}, .source = "index.Tensor: index_backward(grad.new_zeros_symint(self.sym_sizes(), ...), indices, grad)"},
-    {.op = "ScatterND", .saves = {{in1, always}}, .source = "index_put: self: grad.index_put(indices, zeros_like(values), accumulate)"},
-    {.op = "ScatterElements", .saves = {{in1, always}}, .source = "scatter.src: self: grad.scatter(dim, index, 0), src: grad.gather(dim, index)"},
-    {.op = "TopK", .saves = {{out(1), always}}, .source = "topk: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)"},
+    {.op = "Gather",
+     .saves = {{in1, always}},
+     .aliasIf = gatherSelectsOne,
+     .source =
+         "embedding: embedding_backward(grad, indices, ...) / index_select: index_select_backward(grad, self.sym_sizes(), dim, index)"},
+    {.op = "GatherElements",
+     .saves = {{in1, always}},
+     .source = "gather: gather_backward(grad, self, dim, index, sparse_grad)"},
+    {.op = "GatherND",
+     .saves = {{in1, always}},
+     .source = "index.Tensor: index_backward(grad.new_zeros_symint(self.sym_sizes(), ...), indices, grad)"},
+    {.op = "ScatterND",
+     .saves = {{in1, always}},
+     .source = "index_put: self: grad.index_put(indices, zeros_like(values), accumulate)"},
+    {.op = "ScatterElements",
+     .saves = {{in1, always}},
+     .source = "scatter.src: self: grad.scatter(dim, index, 0), src: grad.gather(dim, index)"},
+    {.op = "TopK",
+     .saves = {{out(1), always}},
+     .source = "topk: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)"},
 
     // Pools and reductions.
-    {.op = "MaxPool", .saves = {self}, .code = maxPoolIndices, .source = "max_pool2d_with_indices: max_pool2d_with_indices_backward(grad, self, ..., result1)"},
-    {.op = "GlobalMaxPool", .saves = {self}, .code = maxPoolIndices, .source = "adaptive_max_pool2d: adaptive_max_pool2d_backward(grad, self, result1)"},
+    {.op = "MaxPool",
+     .saves = {self},
+     .code = maxPoolIndices,
+     .source = "max_pool2d_with_indices: max_pool2d_with_indices_backward(grad, self, ..., result1)"},
+    {.op = "GlobalMaxPool",
+     .saves = {self},
+     .code = maxPoolIndices,
+     .source = "adaptive_max_pool2d: adaptive_max_pool2d_backward(grad, self, result1)"},
     {.op = "AveragePool", .saves = {self}, .source = "avg_pool2d: avg_pool2d_backward(grad, self, ...)"},
-    {.op = "GlobalAveragePool", .saves = {self}, .source = "_adaptive_avg_pool2d: _adaptive_avg_pool2d_backward(grad, self)"},
+    {.op = "GlobalAveragePool",
+     .saves = {self},
+     .source = "_adaptive_avg_pool2d: _adaptive_avg_pool2d_backward(grad, self)"},
     {.op = "LpPool", .saves = {self, result}, .source = "LPPool2d is pow -> avg_pool2d -> pow: self and result"},
     {.op = "ReduceSum", .source = "sum.dim_IntList: sum_backward(grad, self.sym_sizes(), dim, keepdim)"},
-    {.op = "ReduceMean", .code = meanByVersion, .source = "mean.dim: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"},
-    {.op = "ReduceL1", .saves = {self}, .source = "linalg_vector_norm (ord 1): linalg_vector_norm_backward(grad, self, ord, result, ...)"},
-    {.op = "ReduceSumSquare", .saves = {self}, .source = "pow.Tensor_Scalar then sum: pow_backward(grad, self, exponent)"},
-    {.op = "ReduceL2", .saves = {self, result}, .source = "linalg_vector_norm: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)"},
-    {.op = "LpNormalization", .saves = {self, result}, .source = "norm.ScalarOpt_dim: norm_backward(grad, self, p, result, dim, keepdim)"},
-    {.op = "ReduceMax", .saves = {self, result}, .source = "amax: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)"},
+    {.op = "ReduceMean",
+     .code = meanByVersion,
+     .source = "mean.dim: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"},
+    {.op = "ReduceL1",
+     .saves = {self},
+     .source = "linalg_vector_norm (ord 1): linalg_vector_norm_backward(grad, self, ord, result, ...)"},
+    {.op = "ReduceSumSquare",
+     .saves = {self},
+     .source = "pow.Tensor_Scalar then sum: pow_backward(grad, self, exponent)"},
+    {.op = "ReduceL2",
+     .saves = {self, result},
+     .source = "linalg_vector_norm: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)"},
+    {.op = "LpNormalization",
+     .saves = {self, result},
+     .source = "norm.ScalarOpt_dim: norm_backward(grad, self, p, result, dim, keepdim)"},
+    {.op = "ReduceMax",
+     .saves = {self, result},
+     .source =
+         "amax: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)"},
     {.op = "ReduceMin", .saves = {self, result}, .source = "amin: as amax"},
-    {.op = "ReduceProd", .saves = {self, result}, .source = "prod.dim_int: prod_backward(grad, self.to(grad.scalar_type()), result, dim, keepdim)"},
-    {.op = "ReduceLogSumExp", .saves = {self, result}, .source = "logsumexp: logsumexp_backward(grad, self, result, dim, keepdim)"},
+    {.op = "ReduceProd",
+     .saves = {self, result},
+     .source = "prod.dim_int: prod_backward(grad, self.to(grad.scalar_type()), result, dim, keepdim)"},
+    {.op = "ReduceLogSumExp",
+     .saves = {self, result},
+     .source = "logsumexp: logsumexp_backward(grad, self, result, dim, keepdim)"},
 
     // Normalizations: input and per-row/per-channel statistics.
-    {.op = "BatchNormalization", .saves = {self}, .code = batchNormStats, .source = "native_batch_norm: input, weight, running_mean, running_var, result1, result2"},
-    {.op = "InstanceNormalization", .saves = {self}, .code = instanceNormStats, .source = "instance_norm -> native_batch_norm on x.view(1, N * C, ...)"},
-    {.op = "GroupNormalization", .saves = {self}, .code = groupNormStats, .source = "native_group_norm: input, result1 (mean), result2 (rstd) per (N, group)"},
-    {.op = "LayerNormalization", .saves = {self}, .code = layerNormStats, .source = "native_layer_norm: input, result1 (mean), result2 (rstd), weight, bias"},
+    {.op = "BatchNormalization",
+     .saves = {self},
+     .code = batchNormStats,
+     .source = "native_batch_norm: input, weight, running_mean, running_var, result1, result2"},
+    {.op = "InstanceNormalization",
+     .saves = {self},
+     .code = instanceNormStats,
+     .source = "instance_norm -> native_batch_norm on x.view(1, N * C, ...)"},
+    {.op = "GroupNormalization",
+     .saves = {self},
+     .code = groupNormStats,
+     .source = "native_group_norm: input, result1 (mean), result2 (rstd) per (N, group)"},
+    {.op = "LayerNormalization",
+     .saves = {self},
+     .code = layerNormStats,
+     .source = "native_layer_norm: input, result1 (mean), result2 (rstd), weight, bias"},
 
-    {.op = "Dropout", .code = dropoutMask, .source = "native_dropout: input: native_dropout_backward(grad, result1, scale)"},
+    {.op = "Dropout",
+     .code = dropoutMask,
+     .source = "native_dropout: input: native_dropout_backward(grad, result1, scale)"},
     {.op = "LSTM", .code = recurrentLayer, .source = "_cudnn_rnn (CUDA) / lstm_cell decomposition (CPU)"},
     {.op = "GRU", .code = recurrentLayer, .source = "_cudnn_rnn (CUDA) / gru_cell decomposition (CPU)"},
     {.op = "RNN", .code = recurrentLayer, .source = "_cudnn_rnn (CUDA) / rnn_tanh_cell decomposition (CPU)"},
@@ -423,8 +503,12 @@ const SavedRule kRules[] = {
     {.op = "Relu", .saves = {result}, .inplaceable = true, .source = "relu: threshold_backward(grad, result, 0)"},
     {.op = "Sigmoid", .saves = {result}, .inplaceable = true, .source = "sigmoid: sigmoid_backward(grad, result)"},
     {.op = "Tanh", .saves = {result}, .inplaceable = true, .source = "tanh: tanh_backward(grad, result)"},
-    {.op = "Softmax", .saves = {result}, .source = "_softmax: _softmax_backward_data(grad, result, dim, self.scalar_type())"},
-    {.op = "LogSoftmax", .saves = {result}, .source = "_log_softmax: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"},
+    {.op = "Softmax",
+     .saves = {result},
+     .source = "_softmax: _softmax_backward_data(grad, result, dim, self.scalar_type())"},
+    {.op = "LogSoftmax",
+     .saves = {result},
+     .source = "_log_softmax: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"},
     {.op = "Exp", .saves = {result}, .source = "exp: grad * result.conj()"},
     {.op = "Sqrt", .saves = {result}, .source = "sqrt: grad / (2 * result.conj())"},
     {.op = "Reciprocal", .saves = {result}, .source = "reciprocal: -grad * (result * result).conj()"},
@@ -448,14 +532,29 @@ const SavedRule kRules[] = {
     {.op = "Atanh", .saves = {self}, .source = "atanh: grad * 1 / (1 - self.pow(2)).conj()"},
     {.op = "Abs", .saves = {self}, .source = "abs: grad * self.sgn()"},
     {.op = "Gelu", .saves = {self}, .source = "gelu: gelu_backward(grad, self, approximate)"},
-    {.op = "LeakyRelu", .saves = {self}, .inplaceable = true, .inplaceSavesResult = true,
-     .source = "leaky_relu: leaky_relu_backward(grad, self, negative_slope, false); leaky_relu_: (grad, result, ..., true)"},
-    {.op = "Elu", .saves = {self}, .inplaceable = true, .inplaceSavesResult = true,
+    {.op = "LeakyRelu",
+     .saves = {self},
+     .inplaceable = true,
+     .inplaceSavesResult = true,
+     .source =
+         "leaky_relu: leaky_relu_backward(grad, self, negative_slope, false); leaky_relu_: (grad, result, ..., true)"},
+    {.op = "Elu",
+     .saves = {self},
+     .inplaceable = true,
+     .inplaceSavesResult = true,
      .source = "elu: elu_backward(grad, alpha, scale, input_scale, /* is_result */ false, self); elu_: is_result true"},
     {.op = "Selu", .saves = {self}, .inplaceable = true, .inplaceSavesResult = true, .source = "selu -> elu (as Elu)"},
     {.op = "Celu", .saves = {self}, .inplaceable = true, .inplaceSavesResult = true, .source = "celu -> elu (as Elu)"},
-    {.op = "HardSigmoid", .saves = {self}, .inplaceable = true, .inplaceSavesResult = true, .source = "hardsigmoid: hardsigmoid_backward(grad, self)"},
-    {.op = "HardSwish", .saves = {self}, .inplaceable = true, .inplaceSavesResult = true, .source = "hardswish: hardswish_backward(grad, self)"},
+    {.op = "HardSigmoid",
+     .saves = {self},
+     .inplaceable = true,
+     .inplaceSavesResult = true,
+     .source = "hardsigmoid: hardsigmoid_backward(grad, self)"},
+    {.op = "HardSwish",
+     .saves = {self},
+     .inplaceable = true,
+     .inplaceSavesResult = true,
+     .source = "hardswish: hardswish_backward(grad, self)"},
     {.op = "Softplus", .saves = {self}, .source = "softplus: softplus_backward(grad, self, beta, threshold)"},
     {.op = "Softsign", .saves = {self}, .source = "softsign = x / (1 + |x|): self"},
     {.op = "Mish", .saves = {self}, .source = "mish: mish_backward(grad, self)"},
@@ -464,26 +563,51 @@ const SavedRule kRules[] = {
     {.op = "Clip", .saves = {self}, .source = "clamp: clamp_backward(grad, self, min, max)"},
 
     // No gradient (ai.onnx / ai.onnx.ml; a custom-domain op of one of these names gets the conservative rule).
-    {.op = "Shape", .grad = Grad::No}, {.op = "Size", .grad = Grad::No}, {.op = "Range", .grad = Grad::No},
-    {.op = "ConstantOfShape", .grad = Grad::No}, {.op = "Constant", .grad = Grad::No},
-    {.op = "Equal", .grad = Grad::No}, {.op = "Greater", .grad = Grad::No}, {.op = "Less", .grad = Grad::No},
-    {.op = "GreaterOrEqual", .grad = Grad::No}, {.op = "LessOrEqual", .grad = Grad::No},
-    {.op = "And", .grad = Grad::No}, {.op = "Or", .grad = Grad::No}, {.op = "Xor", .grad = Grad::No},
-    {.op = "Not", .grad = Grad::No}, {.op = "IsNaN", .grad = Grad::No}, {.op = "IsInf", .grad = Grad::No},
-    {.op = "ArgMax", .grad = Grad::No}, {.op = "ArgMin", .grad = Grad::No}, {.op = "NonZero", .grad = Grad::No},
-    {.op = "OneHot", .grad = Grad::No}, {.op = "EyeLike", .grad = Grad::No},
-    {.op = "RandomNormal", .grad = Grad::No}, {.op = "RandomUniform", .grad = Grad::No},
-    {.op = "RandomNormalLike", .grad = Grad::No}, {.op = "RandomUniformLike", .grad = Grad::No},
-    {.op = "Multinomial", .grad = Grad::No}, {.op = "Bernoulli", .grad = Grad::No},
+    {.op = "Shape", .grad = Grad::No},
+    {.op = "Size", .grad = Grad::No},
+    {.op = "Range", .grad = Grad::No},
+    {.op = "ConstantOfShape", .grad = Grad::No},
+    {.op = "Constant", .grad = Grad::No},
+    {.op = "Equal", .grad = Grad::No},
+    {.op = "Greater", .grad = Grad::No},
+    {.op = "Less", .grad = Grad::No},
+    {.op = "GreaterOrEqual", .grad = Grad::No},
+    {.op = "LessOrEqual", .grad = Grad::No},
+    {.op = "And", .grad = Grad::No},
+    {.op = "Or", .grad = Grad::No},
+    {.op = "Xor", .grad = Grad::No},
+    {.op = "Not", .grad = Grad::No},
+    {.op = "IsNaN", .grad = Grad::No},
+    {.op = "IsInf", .grad = Grad::No},
+    {.op = "ArgMax", .grad = Grad::No},
+    {.op = "ArgMin", .grad = Grad::No},
+    {.op = "NonZero", .grad = Grad::No},
+    {.op = "OneHot", .grad = Grad::No},
+    {.op = "EyeLike", .grad = Grad::No},
+    {.op = "RandomNormal", .grad = Grad::No},
+    {.op = "RandomUniform", .grad = Grad::No},
+    {.op = "RandomNormalLike", .grad = Grad::No},
+    {.op = "RandomUniformLike", .grad = Grad::No},
+    {.op = "Multinomial", .grad = Grad::No},
+    {.op = "Bernoulli", .grad = Grad::No},
     // floor/ceil/sign/round: zeros_like(grad) in derivatives.yaml, nothing kept
-    {.op = "Floor", .grad = Grad::No}, {.op = "Ceil", .grad = Grad::No}, {.op = "Sign", .grad = Grad::No},
+    {.op = "Floor", .grad = Grad::No},
+    {.op = "Ceil", .grad = Grad::No},
+    {.op = "Sign", .grad = Grad::No},
     {.op = "Round", .grad = Grad::No},
-    {.op = "QuantizeLinear", .grad = Grad::No}, {.op = "DequantizeLinear", .grad = Grad::No},
-    {.op = "DynamicQuantizeLinear", .grad = Grad::No}, {.op = "MatMulInteger", .grad = Grad::No},
-    {.op = "ConvInteger", .grad = Grad::No}, {.op = "QLinearConv", .grad = Grad::No},
-    {.op = "QLinearMatMul", .grad = Grad::No}, {.op = "BitShift", .grad = Grad::No}, {.op = "Mod", .grad = Grad::No},
-    {.op = "Unique", .grad = Grad::No}, {.op = "NonMaxSuppression", .grad = Grad::No},
-    {.op = "StringNormalizer", .grad = Grad::No}, {.op = "TfIdfVectorizer", .grad = Grad::No},
+    {.op = "QuantizeLinear", .grad = Grad::No},
+    {.op = "DequantizeLinear", .grad = Grad::No},
+    {.op = "DynamicQuantizeLinear", .grad = Grad::No},
+    {.op = "MatMulInteger", .grad = Grad::No},
+    {.op = "ConvInteger", .grad = Grad::No},
+    {.op = "QLinearConv", .grad = Grad::No},
+    {.op = "QLinearMatMul", .grad = Grad::No},
+    {.op = "BitShift", .grad = Grad::No},
+    {.op = "Mod", .grad = Grad::No},
+    {.op = "Unique", .grad = Grad::No},
+    {.op = "NonMaxSuppression", .grad = Grad::No},
+    {.op = "StringNormalizer", .grad = Grad::No},
+    {.op = "TfIdfVectorizer", .grad = Grad::No},
 };
 
 const SavedRule* findSavedRule(std::string_view op)

@@ -14,7 +14,8 @@ namespace headroom {
 
 namespace {
 
-struct RecBuffer {
+struct RecBuffer
+{
     int refs = 0;
     bool live = false;
     bool saved = false; // holds a saved-for-backward reference
@@ -190,10 +191,7 @@ private:
     std::vector<uint8_t> m_recomputed;           // per segment
     bool m_backward = false;                     // the loss output gets a gradient
 
-    bool checkpointed(size_t u) const
-    {
-        return m_ckpt && m_opt.segmentOfUnit[u] < m_opt.segments - 1;
-    }
+    bool checkpointed(size_t u) const { return m_ckpt && m_opt.segmentOfUnit[u] < m_opt.segments - 1; }
     int producerUnit(int t) const
     {
         const int pr = m_m.tensors[static_cast<size_t>(t)].producer;
@@ -226,9 +224,10 @@ private:
             if (!alias && m_opt.inplace && unit.inplaceable && x >= 0 && dynamic(x)) {
                 const Tensor& xt = m_m.tensors[static_cast<size_t>(x)];
                 const int xr = m_plan.root[static_cast<size_t>(x)];
-                const bool selfSavedElsewhere = savedByCount[static_cast<size_t>(xr)] > (unit.inplaceSavesResult ? 1 : 0);
+                const bool selfSavedElsewhere = savedByCount[static_cast<size_t>(xr)] >
+                                                (unit.inplaceSavesResult ? 1 : 0);
                 alias = xt.role != TensorRole::Input && !xt.isGraphOutput && xr == x &&
-                    m_plan.consumerUnits[static_cast<size_t>(x)].size() == 1 && !selfSavedElsewhere;
+                        m_plan.consumerUnits[static_cast<size_t>(x)].size() == 1 && !selfSavedElsewhere;
             }
             if (alias && x >= 0 && dynamic(x)) {
                 m_aliasUnit[u] = 1;
@@ -345,8 +344,8 @@ private:
             return;
         for (int p : m_plan.trainable)
             if (m_plan.reqGrad[static_cast<size_t>(p)]) {
-                m_paramGrad[static_cast<size_t>(p)] =
-                    m_s.alloc(of(SizeRef::Kind::Gradient, p), Category::Gradients, p, 1);
+                m_paramGrad[static_cast<size_t>(p)] = m_s.alloc(of(SizeRef::Kind::Gradient, p), Category::Gradients, p,
+                                                                1);
                 m_gradPre[static_cast<size_t>(p)] = 1;
             }
     }
@@ -435,8 +434,8 @@ private:
         m_s.begin(-1, Phase::Loss);
         // A 16-bit output is lifted to fp32 first (the loss on logits.float(), or cross_entropy on the autocast
         // fp32 list): that copy lives while log_softmax runs; log_softmax keeps its result.
-        const bool lift = ((amp && o >= 0 && m_plan.amp16[static_cast<size_t>(o)]) || hfUpcast)
-            && config.loss != Loss::None && m_backward;
+        const bool lift = ((amp && o >= 0 && m_plan.amp16[static_cast<size_t>(o)]) || hfUpcast) &&
+                          config.loss != Loss::None && m_backward;
         const int lifted = lift ? m_s.alloc(lpBytes, Category::Loss, o, 1) : -1;
         if (o >= 0 && config.loss == Loss::CrossEntropy && m_backward)
             lp = m_s.alloc(lpBytes, Category::Loss, o, 1);
@@ -465,8 +464,8 @@ private:
     // recorded programs apart per policy class.
     bool hfLossUpcasts(int o) const
     {
-        return o >= 0 && m_m.hfCausalLm && m_c.config.loss == Loss::CrossEntropy
-            && activationBytes(m_c.config, m_plan, o, 1) == 2;
+        return o >= 0 && m_m.hfCausalLm && m_c.config.loss == Loss::CrossEntropy &&
+               activationBytes(m_c.config, m_plan, o, 1) == 2;
     }
 
     // The loss's backward: the gradient of the output, from which backward starts.
@@ -693,9 +692,9 @@ SimKey simKey(const Config& config, const SimOptions& options)
     k.events = options.events;
     k.persistentGrads = k.train && config.accumulate > 1;
     k.amp = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
-    k.sixteenBit = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16
-        || config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16
-        || config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
+    k.sixteenBit = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16 ||
+                   config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16 ||
+                   config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
     k.loss = config.loss;
     k.optimizer = config.optimizer;
     k.segments = options.segments;

@@ -19,16 +19,22 @@
 namespace headroom {
 
 // Where a buffer's bytes come from at a binding.
-struct SizeRef {
+struct SizeRef
+{
     enum class Kind : uint8_t {
-        Activation,          // sizes.act[index]
-        Item,                // a saved / scratch item of a unit (savedItemBytes)
-        Gradient,            // sizes.gradBytes[index] (a parameter)
-        Weight,              // sizes.weightBytes[index] (a parameter as the step stores it)
-        Buffer,              // a registered buffer at its dtype
-        LogProb,             // the loss's log-probabilities of output `index` (fp32 under autocast)
-        PersistentWeights, Master, PersistentOptimizer, Autocast, DequantTransient, Quantized,
-        OptimizerTemp,       // the foreach optimizers' fp32 temporary (one per trainable parameter)
+        Activation, // sizes.act[index]
+        Item,       // a saved / scratch item of a unit (savedItemBytes)
+        Gradient,   // sizes.gradBytes[index] (a parameter)
+        Weight,     // sizes.weightBytes[index] (a parameter as the step stores it)
+        Buffer,     // a registered buffer at its dtype
+        LogProb,    // the loss's log-probabilities of output `index` (fp32 under autocast)
+        PersistentWeights,
+        Master,
+        PersistentOptimizer,
+        Autocast,
+        DequantTransient,
+        Quantized,
+        OptimizerTemp, // the foreach optimizers' fp32 temporary (one per trainable parameter)
     };
     Kind kind = Kind::Activation;
     int index = -1;
@@ -36,9 +42,11 @@ struct SizeRef {
 };
 
 // What the structure depends on besides the plan and the guards.
-struct SimKey {
+struct SimKey
+{
     bool train = true, inplace = false, events = true, persistentGrads = false, amp = false;
-    bool sixteenBit = false; // a pure 16-bit or quantised policy: Hugging Face's loss lifts 16-bit logits (timeline.cpp)
+    bool sixteenBit =
+        false; // a pure 16-bit or quantised policy: Hugging Face's loss lifts 16-bit logits (timeline.cpp)
     Loss loss = Loss::CrossEntropy;
     Optimizer optimizer = Optimizer::Adam;
     int segments = 0;
@@ -47,7 +55,8 @@ struct SimKey {
 };
 SimKey simKey(const Config& config, const SimOptions& options);
 
-struct SimOp {
+struct SimOp
+{
     enum class Kind : uint8_t { Begin, End, Alloc, Free, MarkSaved };
     Kind kind = Kind::Begin;
     Phase phase = Phase::Forward; // Begin
@@ -55,20 +64,22 @@ struct SimOp {
     int arg = -1;                 // Begin: node; Alloc / Free / marks: buffer id
 };
 
-struct SimBuffer {
+struct SimBuffer
+{
     SizeRef size;
     Category category = Category::Activations;
     int tensor = -1;
 };
 
-struct SimProgram {
+struct SimProgram
+{
     SimKey key;
     std::vector<SimOp> ops;
-    std::vector<SimBuffer> buffers;  // by id, in allocation order
-    std::vector<int> liveAtEnd;      // buffers nothing frees (weights, states, the input), ascending
-    std::vector<int> recomputed;     // units run again by checkpoint recomputation, in order
+    std::vector<SimBuffer> buffers; // by id, in allocation order
+    std::vector<int> liveAtEnd;     // buffers nothing frees (weights, states, the input), ascending
+    std::vector<int> recomputed;    // units run again by checkpoint recomputation, in order
     int steps = 0;
-    size_t events = 0;               // Alloc + Free ops
+    size_t events = 0; // Alloc + Free ops
     // What the allocator sees, in order: the Alloc / Free ops then the liveAtEnd frees, id allocating and ~id
     // freeing buffer id (replayOps). Kept when key.events: a full evaluation replays the allocator from it
     // on a second core while the walk below runs (issue 16).
@@ -83,7 +94,8 @@ struct SimProgram {
 };
 
 // The walk's inputs at one binding (the guards and the sizes read them).
-struct SimContext {
+struct SimContext
+{
     const PlanData& plan;
     const Config& config;
     const ShapeTable& shapes;
@@ -104,7 +116,8 @@ SimResult replayIteration(const SimContext& c, const SimProgram& program, const 
 SimResult replayIteration(const SimContext& c, const SimProgram& program);
 
 // Programs recorded for one plan (shared by its copies; a plan never changes once built).
-struct SimCache {
+struct SimCache
+{
     std::mutex mutex;
     std::vector<std::shared_ptr<const SimProgram>> programs; // most recently used last
 };

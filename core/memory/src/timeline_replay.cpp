@@ -104,7 +104,6 @@ int64_t savedItemBytes(const PlanData& plan, const Config& config, const ShapeTa
     return itemBytesImpl(plan, config, shapes, sizes, item);
 }
 
-
 int64_t sizeOf(const SimContext& c, const SizeRef& ref)
 {
     const Sizes& s = c.sizes;
@@ -126,14 +125,18 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref)
     case SizeRef::Kind::OptimizerTemp: {
         int64_t temp = 0;
         switch (c.config.optimizer) {
-        case Optimizer::Adam: case Optimizer::AdamW: case Optimizer::Adagrad: case Optimizer::RMSprop:
-        case Optimizer::Adadelta: case Optimizer::LAMB: case Optimizer::Lion:
+        case Optimizer::Adam:
+        case Optimizer::AdamW:
+        case Optimizer::Adagrad:
+        case Optimizer::RMSprop:
+        case Optimizer::Adadelta:
+        case Optimizer::LAMB:
+        case Optimizer::Lion:
             for (int p : c.plan.trainable)
                 if (c.plan.reqGrad[static_cast<size_t>(p)])
                     temp += checkedMul(std::max<int64_t>(s.numel[static_cast<size_t>(p)], 0), 4).value_or(0);
             break;
-        default:
-            break;
+        default: break;
         }
         return temp;
     }
@@ -262,9 +265,7 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::
                 r.events.push_back({AllocEvent::Kind::Free, op.arg, n, b.category, step, b.tensor});
             break;
         }
-        case SimOp::Kind::MarkSaved:
-            curSaved += bytes[static_cast<size_t>(op.arg)];
-            break;
+        case SimOp::Kind::MarkSaved: curSaved += bytes[static_cast<size_t>(op.arg)]; break;
         }
     }
     for (int u : pg.recomputed)
@@ -284,12 +285,12 @@ std::shared_ptr<SimCache> newSimCache() { return std::make_shared<SimCache>(); }
 // issue's 1 GiB resident limit (one such program is ~10 MB).
 static size_t programBytes(const SimProgram& p)
 {
-    return sizeof(SimProgram) + p.ops.capacity() * sizeof(SimOp) + p.buffers.capacity() * sizeof(SimBuffer)
-        + (p.liveAtEnd.capacity() + p.recomputed.capacity() + p.key.segmentOfUnit.capacity() + p.allocOps.capacity())
-            * sizeof(int)
-        + p.activeItems.capacity() * sizeof(const SavedItem*) + p.sameNumel.capacity() * sizeof(std::pair<int, int>)
-        + p.positive.capacity() * sizeof(SizeRef)
-        + p.activeAnswers.capacity() + p.sameNumelAnswers.capacity() + p.positiveAnswers.capacity();
+    return sizeof(SimProgram) + p.ops.capacity() * sizeof(SimOp) + p.buffers.capacity() * sizeof(SimBuffer) +
+           (p.liveAtEnd.capacity() + p.recomputed.capacity() + p.key.segmentOfUnit.capacity() + p.allocOps.capacity()) *
+               sizeof(int) +
+           p.activeItems.capacity() * sizeof(const SavedItem*) + p.sameNumel.capacity() * sizeof(std::pair<int, int>) +
+           p.positive.capacity() * sizeof(SizeRef) + p.activeAnswers.capacity() + p.sameNumelAnswers.capacity() +
+           p.positiveAnswers.capacity();
 }
 
 static std::shared_ptr<const SimProgram> programFor(const SimContext& c, const SimOptions& opt)
@@ -335,8 +336,8 @@ static std::shared_ptr<const SimProgram> programFor(const SimContext& c, const S
     return recorded;
 }
 
-PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes,
-                              const Sizes& sizes, const SimOptions& opt)
+PreparedSim prepareSimulation(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                              const SimOptions& opt)
 {
     const SimContext c{plan, config, shapes, sizes};
     PreparedSim prepared;

@@ -55,7 +55,8 @@ Measurement fromTruthLine(const std::string& path, const nlohmann::json& line)
 }
 
 // Peak of a quantity whose end value is known and whose changes the trace lists.
-struct Track {
+struct Track
+{
     int64_t net = 0, highPrefix = 0;
     void add(int64_t d)
     {
@@ -104,8 +105,9 @@ nlohmann::json row(int64_t theory, const std::optional<int64_t>& measured)
     r["theory"] = theory;
     r["measured"] = measured ? nlohmann::json(*measured) : nlohmann::json(nullptr);
     r["error_pct"] = measured && *measured > 0
-        ? nlohmann::json(100.0 * (static_cast<double>(theory) - static_cast<double>(*measured)) / static_cast<double>(*measured))
-        : nlohmann::json(nullptr);
+                         ? nlohmann::json(100.0 * (static_cast<double>(theory) - static_cast<double>(*measured)) /
+                                          static_cast<double>(*measured))
+                         : nlohmann::json(nullptr);
     return r;
 }
 

@@ -1,7 +1,7 @@
 // The plan/result JSON of headroom-probe (docs/PROBE.md). This file has no engine dependency so the probe
 // executable links it without pulling the engine (or ONNX) in.
-#include "headroom/base/error.h"
 #include "headroom/probe/probe_protocol.h"
+#include "headroom/base/error.h"
 
 #include <algorithm>
 #include <array>
@@ -15,10 +15,10 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::array<std::string_view, static_cast<size_t>(Category::Count)> kCategoryNames = {
-    "weights", "buffers", "gradients", "optimizer", "master_weights", "activations", "workspace", "context",
-    "input", "loss"};
+    "weights",     "buffers",   "gradients", "optimizer", "master_weights",
+    "activations", "workspace", "context",   "input",     "loss"};
 
-constexpr std::array<std::string_view, 7> kStatusNames = {"ok",     "no_device", "built_without_cuda", "failed",
+constexpr std::array<std::string_view, 7> kStatusNames = {"ok",      "no_device", "built_without_cuda", "failed",
                                                           "crashed", "timed_out", "cancelled"};
 
 [[noreturn]] void fail(std::string_view what, const std::string& detail)
@@ -27,8 +27,7 @@ constexpr std::array<std::string_view, 7> kStatusNames = {"ok",     "no_device",
 }
 
 // Typed field access with one-line errors naming the document and the field.
-template <typename T>
-T get(const json& j, const char* key, std::string_view doc, T fallback, bool required)
+template <typename T> T get(const json& j, const char* key, std::string_view doc, T fallback, bool required)
 {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) {
@@ -78,8 +77,8 @@ std::vector<AllocEvent> eventsFromJson(const json& rows, std::string_view doc)
     for (size_t i = 0; i < rows.size(); ++i) {
         const json& r = rows[i];
         const std::string where = "event " + std::to_string(i);
-        if (!r.is_array() || r.size() < 4 || !r[0].is_string() || !r[1].is_number_integer()
-            || !r[2].is_number_integer() || !r[3].is_string())
+        if (!r.is_array() || r.size() < 4 || !r[0].is_string() || !r[1].is_number_integer() ||
+            !r[2].is_number_integer() || !r[3].is_string())
             fail(doc, where + " is not [\"alloc\"|\"free\", id, bytes, category, step, tensor]");
         AllocEvent e;
         const auto kind = r[0].get<std::string>();
@@ -106,10 +105,7 @@ std::vector<AllocEvent> eventsFromJson(const json& rows, std::string_view doc)
     return events;
 }
 
-json intArray(const std::vector<int64_t>& v)
-{
-    return json(v);
-}
+json intArray(const std::vector<int64_t>& v) { return json(v); }
 
 std::vector<int64_t> intVector(const json& j, const char* key, std::string_view doc)
 {
@@ -186,9 +182,17 @@ json toJson(const ProbePlan& plan)
     j["batch_plans"] = std::move(plans);
     json convs = json::array();
     for (const ProbePlan::Conv& c : plan.convs)
-        convs.push_back({{"n", c.n}, {"c", c.c}, {"h", c.h}, {"w", c.w}, {"k", c.k}, {"r", c.r}, {"s", c.s},
-                         {"pad", {c.padH, c.padW}}, {"stride", {c.strideH, c.strideW}},
-                         {"dilation", {c.dilationH, c.dilationW}}, {"groups", c.groups}});
+        convs.push_back({{"n", c.n},
+                         {"c", c.c},
+                         {"h", c.h},
+                         {"w", c.w},
+                         {"k", c.k},
+                         {"r", c.r},
+                         {"s", c.s},
+                         {"pad", {c.padH, c.padW}},
+                         {"stride", {c.strideH, c.strideW}},
+                         {"dilation", {c.dilationH, c.dilationW}},
+                         {"groups", c.groups}});
     j["convs"] = std::move(convs);
     json gemms = json::array();
     for (const ProbePlan::Gemm& g : plan.gemms)
@@ -251,9 +255,8 @@ ProbePlan planFromJson(const json& j)
             std::tie(v.dilationH, v.dilationW) = pairOf(c, "dilation", doc, 1);
             v.groups = get<int64_t>(c, "groups", doc, 1, false);
             if (std::min({v.n, v.c, v.h, v.w, v.k, v.r, v.s, v.strideH, v.strideW, v.dilationH, v.dilationW,
-                          v.groups})
-                    <= 0
-                || v.padH < 0 || v.padW < 0)
+                          v.groups}) <= 0 ||
+                v.padH < 0 || v.padW < 0)
                 fail(doc, "a conv has a non-positive dimension");
             p.convs.push_back(v);
         }

@@ -18,14 +18,11 @@ std::string planDtype(DtypePolicy p)
     switch (p) {
     case DtypePolicy::FP16:
     case DtypePolicy::AmpFP16:
-    case DtypePolicy::MixedFP16:
-        return "fp16";
+    case DtypePolicy::MixedFP16: return "fp16";
     case DtypePolicy::BF16:
     case DtypePolicy::AmpBF16:
-    case DtypePolicy::MixedBF16:
-        return "bf16";
-    default:
-        return "fp32";
+    case DtypePolicy::MixedBF16: return "bf16";
+    default: return "fp32";
     }
 }
 
@@ -41,7 +38,7 @@ void collectShapes(const Model& model, const Bindings& values, ProbePlan& plan)
 {
     auto dimsOf = [&](const Node& node, size_t input) {
         return input < node.inputs.size() && node.inputs[input] >= 0 ? concreteDims(model, node.inputs[input], values)
-                                                                      : std::vector<int64_t>{};
+                                                                     : std::vector<int64_t>{};
     };
     for (const Node& node : model.nodes) {
         if (!node.domain.empty())
@@ -52,7 +49,8 @@ void collectShapes(const Model& model, const Bindings& values, ProbePlan& plan)
                 continue; // cuDNN's 2-D query only
             ProbePlan::Conv c;
             c.n = x[0], c.c = x[1], c.h = x[2], c.w = x[3], c.k = w[0], c.r = w[2], c.s = w[3];
-            const auto strides = node.attrInts("strides"), dil = node.attrInts("dilations"), pads = node.attrInts("pads");
+            const auto strides = node.attrInts("strides"), dil = node.attrInts("dilations"),
+                       pads = node.attrInts("pads");
             if (strides.size() == 2)
                 c.strideH = strides[0], c.strideW = strides[1];
             if (dil.size() == 2)

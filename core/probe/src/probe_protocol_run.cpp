@@ -16,7 +16,9 @@ namespace {
 
 bool isExecutable(const std::string& path)
 {
-    struct stat st {};
+    struct stat st
+    {
+    };
     return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
@@ -121,7 +123,8 @@ ProbeResult runProbe(const ProbePlan& plan, const std::string& probePath, int ti
             return statusOnly(ProbeResult::Status::BuiltWithoutCuda,
                               HEADROOM_HAVE_CUDA ? "headroom-probe not found" : "built without CUDA");
         }
-        const int limit = timeLimitSeconds > 0 ? timeLimitSeconds : (plan.timeLimitSeconds > 0 ? plan.timeLimitSeconds : 60);
+        const int limit = timeLimitSeconds > 0 ? timeLimitSeconds
+                                               : (plan.timeLimitSeconds > 0 ? plan.timeLimitSeconds : 60);
 
         detail::ProcessSpec spec;
         spec.program = exe;
@@ -146,7 +149,8 @@ ProbeResult runProbe(const ProbePlan& plan, const std::string& probePath, int ti
             r = statusOnly(ProbeResult::Status::TimedOut,
                            "headroom-probe did not finish within " + std::to_string(limit) + " s and was stopped");
         else if (o.signal != 0) {
-            r = statusOnly(ProbeResult::Status::Crashed, "headroom-probe crashed (signal " + signalName(o.signal) + ")");
+            r = statusOnly(ProbeResult::Status::Crashed,
+                           "headroom-probe crashed (signal " + signalName(o.signal) + ")");
             r.signal = o.signal;
         } else if (o.exitCode == 127 && o.out.empty())
             r = statusOnly(ProbeResult::Status::BuiltWithoutCuda, "headroom-probe could not be executed: " + exe);

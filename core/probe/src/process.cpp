@@ -19,7 +19,8 @@ namespace {
 
 constexpr size_t kErrKeep = 64 * 1024;
 
-struct Fd {
+struct Fd
+{
     int fd = -1;
     Fd() = default;
     explicit Fd(int f) : fd(f) {}
@@ -44,10 +45,7 @@ bool makePipe(Fd& readEnd, Fd& writeEnd)
     return true;
 }
 
-void setNonBlocking(int fd)
-{
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
+void setNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 // One child's run: spawn it on a socket (stdin) and two pipes, pump its input and outputs until both pipes
 // close or the deadline/cancel kills it, then reap it.
@@ -107,8 +105,8 @@ private:
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK
-                                                           | POSIX_SPAWN_SETSIGDEF));
+        posix_spawnattr_setflags(
+            &attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
 
         std::vector<std::string> argStore;
         argStore.reserve(m_spec.args.size() + 1);
@@ -268,9 +266,6 @@ private:
 
 } // namespace
 
-ProcessOutcome runProcess(const ProcessSpec& spec)
-{
-    return Run(spec).run();
-}
+ProcessOutcome runProcess(const ProcessSpec& spec) { return Run(spec).run(); }
 
 } // namespace headroom::detail

@@ -16,7 +16,8 @@ class Judge
 {
 public:
     Judge(const Model& model, const Config& config, const EnginePlan* plan)
-        : m_model(model), m_plan(plan && plan->model == &model && planMatches(*plan, config) ? *plan : makePlan(model, config))
+        : m_model(model),
+          m_plan(plan && plan->model == &model && planMatches(*plan, config) ? *plan : makePlan(model, config))
     {
     }
 
@@ -90,9 +91,8 @@ std::vector<int> topBlocks(const Model& model)
     for (int c : model.layers[size_t(at)].children)
         if (model.layers[size_t(c)].params > 0)
             blocks.push_back(c);
-    std::sort(blocks.begin(), blocks.end(), [&](int a, int b) {
-        return model.layers[size_t(a)].firstNode < model.layers[size_t(b)].firstNode;
-    });
+    std::sort(blocks.begin(), blocks.end(),
+              [&](int a, int b) { return model.layers[size_t(a)].firstNode < model.layers[size_t(b)].firstNode; });
     return blocks;
 }
 
@@ -101,14 +101,9 @@ class Advisor
 {
 public:
     Advisor(const Model& m, const Config& c, const AdviceInputs& inputs)
-        : model(m)
-        , config(c)
-        , known(inputs)
-        , judge(m, c, inputs.plan)
-        , before(inputs.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *inputs.need : judge.need(c))
-        , fitsBefore(Judge::fits(c, before))
-        , train(c.mode == Mode::Train)
-        , batch(batchOf(m, c))
+        : model(m), config(c), known(inputs), judge(m, c, inputs.plan),
+          before(inputs.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *inputs.need : judge.need(c)),
+          fitsBefore(Judge::fits(c, before)), train(c.mode == Mode::Train), batch(batchOf(m, c))
     {
     }
 
@@ -213,8 +208,10 @@ private:
                 single.gpus = 1;
                 single.strategy = Strategy::Single;
             }
-            const bool reuse = known.checkpointCurve && !multiGpu(config) && known.checkpointCurve->size() == size_t(maxK);
-            const int k = bestCheckpointSegments(reuse ? *known.checkpointCurve : checkpointCurve(judge.plan(), single, maxK));
+            const bool reuse = known.checkpointCurve && !multiGpu(config) &&
+                               known.checkpointCurve->size() == size_t(maxK);
+            const int k = bestCheckpointSegments(reuse ? *known.checkpointCurve
+                                                       : checkpointCurve(judge.plan(), single, maxK));
             if (k > 1) {
                 Config c = config;
                 c.checkpointSegments = k;
@@ -261,8 +258,8 @@ private:
                     names += (i ? ", " : "") + model.layers[size_t(blocks[i])].name;
                 }
                 consider(Advice::Kind::Freeze,
-                         "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size())
-                             + " blocks (" + names + ")",
+                         "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size()) +
+                             " blocks (" + names + ")",
                          c);
             }
         }

@@ -1,8 +1,8 @@
 #include "headroom/report/report.h"
 
+#include "headroom/memory/finetune_summary.h"
 #include "headroom/memory/kvcache.h"
 #include "headroom/shapes/shapes.h"
-#include "headroom/memory/finetune_summary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -76,7 +76,8 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
         // The search evaluates one GPU; a sharded or replicated configuration gets no number rather than
         // a single-GPU one.
         const bool cluster = config.gpus > 1 || config.strategy != Strategy::Single;
-        r.fit.maxSymbolValue = r.fit.sizesUnknown || cluster ? kUnknownMax : maxSymbolValue(plan, config, options.maxSymbol);
+        r.fit.maxSymbolValue = r.fit.sizesUnknown || cluster ? kUnknownMax
+                                                             : maxSymbolValue(plan, config, options.maxSymbol);
     }
     const bool oneGpu = config.gpus <= 1 && config.strategy == Strategy::Single;
     if (options.symbolMaxima && !r.fit.sizesUnknown && oneGpu && config.gpu.capacity > 0) {
@@ -217,25 +218,31 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     if (c.finetune.lora.r > 0 || c.finetune.quant != Quant::None) {
         const FineTuneSummary f = summarizeFineTune(model, c, report.evaluation);
         std::vector<std::string> targets = c.finetune.lora.targets;
-        j["finetune"] = {
-            {"method", f.method}, {"rank", c.finetune.lora.r}, {"alpha", c.finetune.lora.alpha},
-            {"dropout", c.finetune.lora.dropout}, {"targets", targets}, {"adapter_dtype", c.finetune.lora.dtype},
-            {"quantization", std::string(toString(c.finetune.quant))}, {"double_quant", c.finetune.doubleQuant},
-            {"compute_dtype", c.finetune.computeDtype}, {"kbit_prep", c.finetune.kbitPrep},
-            {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
-            {"trainable_params", f.trainableParams}, {"adapter_params", f.adapterParams},
-            {"frozen_params", f.frozenParams}, {"frozen_bytes", f.frozenBytes}, {"adapter_bytes", f.adapterBytes},
-            {"adapter_gradient_bytes", f.adapterGradientBytes}, {"adapter_optimizer_bytes", f.adapterOptimizerBytes},
-            {"quantized_params", f.quantizedParams}, {"quantized_bytes", f.quantizedBytes},
-            {"transient_dequant_bytes", f.dequantTransientBytes}};
+        j["finetune"] = {{"method", f.method},
+                         {"rank", c.finetune.lora.r},
+                         {"alpha", c.finetune.lora.alpha},
+                         {"dropout", c.finetune.lora.dropout},
+                         {"targets", targets},
+                         {"adapter_dtype", c.finetune.lora.dtype},
+                         {"quantization", std::string(toString(c.finetune.quant))},
+                         {"double_quant", c.finetune.doubleQuant},
+                         {"compute_dtype", c.finetune.computeDtype},
+                         {"kbit_prep", c.finetune.kbitPrep},
+                         {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
+                         {"trainable_params", f.trainableParams},
+                         {"adapter_params", f.adapterParams},
+                         {"frozen_params", f.frozenParams},
+                         {"frozen_bytes", f.frozenBytes},
+                         {"adapter_bytes", f.adapterBytes},
+                         {"adapter_gradient_bytes", f.adapterGradientBytes},
+                         {"adapter_optimizer_bytes", f.adapterOptimizerBytes},
+                         {"quantized_params", f.quantizedParams},
+                         {"quantized_bytes", f.quantizedBytes},
+                         {"transient_dequant_bytes", f.dequantTransientBytes}};
     }
     j["fit"] = {
-        {"gpu", report.fit.gpu},
-        {"capacity", report.fit.capacity},
-        {"needed", report.fit.needed},
-        {"fits", report.fit.fits},
-        {"headroom", report.fit.headroom},
-        {"max_batch", report.fit.maxBatch},
+        {"gpu", report.fit.gpu},   {"capacity", report.fit.capacity}, {"needed", report.fit.needed},
+        {"fits", report.fit.fits}, {"headroom", report.fit.headroom}, {"max_batch", report.fit.maxBatch},
     };
     if (report.fit.maxBatch == kUnknownMax)
         j["fit"]["max_batch"] = nullptr;
@@ -299,10 +306,17 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     if (!report.cluster.gpus.empty()) {
         json gpus = json::array();
         for (const GpuShare& g : report.cluster.gpus)
-            gpus.push_back({{"index", g.index}, {"batch", g.batch}, {"peak", g.peak}, {"reserved_peak", g.reservedPeak},
-                            {"weights", g.weights}, {"gradients", g.gradients}, {"optimizer", g.optimizer},
-                            {"activations", g.activations}, {"communication", g.communication},
-                            {"cpu_bytes", g.cpuBytes}, {"needed", g.needed}});
+            gpus.push_back({{"index", g.index},
+                            {"batch", g.batch},
+                            {"peak", g.peak},
+                            {"reserved_peak", g.reservedPeak},
+                            {"weights", g.weights},
+                            {"gradients", g.gradients},
+                            {"optimizer", g.optimizer},
+                            {"activations", g.activations},
+                            {"communication", g.communication},
+                            {"cpu_bytes", g.cpuBytes},
+                            {"needed", g.needed}});
         j["gpus"] = std::move(gpus);
         j["gpu_notes"] = report.cluster.notes;
     }
@@ -321,15 +335,20 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     }
     json advice = json::array();
     for (const Advice& a : report.advice)
-        advice.push_back({{"summary", a.summary}, {"saving", a.saving()}, {"needed_after", a.needAfter},
+        advice.push_back({{"summary", a.summary},
+                          {"saving", a.saving()},
+                          {"needed_after", a.needAfter},
                           {"fits_after", a.fitsAfter}});
     j["advice"] = std::move(advice);
 
     if (options.timeline) {
         json tl = json::array();
         for (const TimelinePoint& p : e.timeline)
-            tl.push_back({{"step", p.step}, {"node", p.node >= 0 ? model.nodePath(p.node) : std::string()},
-                          {"phase", toString(p.phase)}, {"allocated", p.allocated}, {"high", p.high}});
+            tl.push_back({{"step", p.step},
+                          {"node", p.node >= 0 ? model.nodePath(p.node) : std::string()},
+                          {"phase", toString(p.phase)},
+                          {"allocated", p.allocated},
+                          {"high", p.high}});
         j["timeline"] = std::move(tl);
         j["peak_step"] = e.peakStep;
     }
@@ -384,8 +403,9 @@ nlohmann::json toNetronAttachment(const Model& model, const Report& report)
     metrics.push_back(row("model", "", "peak_bytes", e.memory.peak, "bytes"));
     metrics.push_back(row("model", "", "activations_saved_bytes", e.memory.activationsSaved, "bytes"));
     metadata.push_back(row("model", "", "headroom.config",
-                           std::string(toString(report.config.mode)) + ", " + std::string(toString(report.config.dtype)) +
-                               ", " + std::string(toString(report.config.optimizer)),
+                           std::string(toString(report.config.mode)) + ", " +
+                               std::string(toString(report.config.dtype)) + ", " +
+                               std::string(toString(report.config.optimizer)),
                            "string"));
     for (size_t n = 0; n < model.nodes.size(); ++n) {
         const NodeCost cost = n < e.nodes.size() ? e.nodes[n] : NodeCost{};

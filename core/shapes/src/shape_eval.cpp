@@ -94,22 +94,24 @@ private:
                 continue;
             }
             if (blocked >= 0) {
-                m_r.cause[size_t(out)] = m_r.cause[size_t(blocked)] >= 0 ? m_r.cause[size_t(blocked)] : static_cast<int>(k);
+                m_r.cause[size_t(out)] = m_r.cause[size_t(blocked)] >= 0 ? m_r.cause[size_t(blocked)]
+                                                                         : static_cast<int>(k);
                 if (m_r.cause[size_t(blocked)] < 0 && m_r.reason[k].empty())
                     m_r.reason[k] = "input '" + std::to_string(blocked) + "' has no known shape";
             } else {
                 m_r.cause[size_t(out)] = static_cast<int>(k);
                 if (m_r.reason[k].empty())
-                    m_r.reason[k] = why.empty() ? (n.domain.empty() ? "no shape rule for " + n.op + " and ONNX's inference left it unknown"
-                                                                    : "custom op " + n.domain + "::" + n.op + " has no shape rule")
-                                                : why;
+                    m_r.reason[k] = why.empty()
+                                        ? (n.domain.empty()
+                                               ? "no shape rule for " + n.op + " and ONNX's inference left it unknown"
+                                               : "custom op " + n.domain + "::" + n.op + " has no shape rule")
+                                        : why;
             }
         }
         for (int out : n.outputs)
             if (out >= 0 && m_r.dtype[size_t(out)] == DType::Undefined)
                 m_r.dtype[size_t(out)] = outputType(*this, n, 0 < n.outputs.size() && n.outputs[0] == out ? 0 : 1);
     }
-
 
     // The file's value_info dims at these bindings (static, or expressions of the symbols).
     std::optional<Dims> declared(int t) const
@@ -200,7 +202,8 @@ bool Evaluator::onnxInfer(const Node& n, const onnx::NodeProto& proto, std::stri
             auto* vi = gp->add_input();
             vi->set_name(name);
             auto* tt = vi->mutable_type()->mutable_tensor_type();
-            tt->set_elem_type(static_cast<int32_t>(m_r.dtype[size_t(t)] == DType::Undefined ? DType::Float32 : m_r.dtype[size_t(t)]));
+            tt->set_elem_type(
+                static_cast<int32_t>(m_r.dtype[size_t(t)] == DType::Undefined ? DType::Float32 : m_r.dtype[size_t(t)]));
             auto* sh = tt->mutable_shape();
             for (int64_t d : m_r.dims[size_t(t)])
                 sh->add_dim()->set_dim_value(d);
@@ -253,9 +256,6 @@ bool Evaluator::onnxInfer(const Node& n, const onnx::NodeProto& proto, std::stri
 
 } // namespace
 
-EvalResult evaluateGraph(const ShapeGraph& g, const Bindings& values)
-{
-    return Evaluator(g, values).run();
-}
+EvalResult evaluateGraph(const ShapeGraph& g, const Bindings& values) { return Evaluator(g, values).run(); }
 
 } // namespace headroom::detail

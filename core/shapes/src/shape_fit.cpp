@@ -80,14 +80,12 @@ void seedInputShapes(Model& m, const ShapeGraph& graph)
     }
 }
 
-bool isComputed(const ShapeGraph& graph, size_t t)
-{
-    return !graph.isStored[t] && !graph.isInput[t];
-}
+bool isComputed(const ShapeGraph& graph, size_t t) { return !graph.isStored[t] && !graph.isInput[t]; }
 
 // The evaluations a fit reads: the 2^k grid {base, base+1}^k (empty when there are too many symbols to fit)
 // and one check binding off the grid.
-struct Samples {
+struct Samples
+{
     bool fit = false;
     int64_t base = 2;
     std::vector<EvalResult> grid;
@@ -190,8 +188,8 @@ void settleTensorShape(Model& m, size_t t, const EvalResult& atUser, const Bindi
 {
     const size_t k = m.symbols.size();
     Tensor& ten = m.tensors[t];
-    if (ten.producer < 0 && ten.role == TensorRole::Activation && ten.shape.state == TensorShape::State::Unknown
-        && !ten.shape.unknownReason.empty()) {
+    if (ten.producer < 0 && ten.role == TensorRole::Activation && ten.shape.state == TensorShape::State::Unknown &&
+        !ten.shape.unknownReason.empty()) {
         return; // dangling: the loader already said why
     }
     TensorShape& sh = ten.shape;
@@ -228,16 +226,16 @@ void warnUnknownAndDisagreeing(Model& m, const EvalResult& atUser, const std::ma
 {
     for (const auto& [node, count] : unknownByCause) {
         const Node& n = m.nodes[size_t(node)];
-        m.warnings.push_back(m.info.file + ": node '" + (n.name.empty() ? n.op + "_" + std::to_string(node) : n.name)
-                             + "' (" + n.op + "): " + atUser.reason[size_t(node)] + "; " + std::to_string(count)
-                             + (count == 1 ? " tensor has" : " tensors have") + " an unknown shape");
+        m.warnings.push_back(m.info.file + ": node '" + (n.name.empty() ? n.op + "_" + std::to_string(node) : n.name) +
+                             "' (" + n.op + "): " + atUser.reason[size_t(node)] + "; " + std::to_string(count) +
+                             (count == 1 ? " tensor has" : " tensors have") + " an unknown shape");
     }
     if (!atUser.disagree.empty()) {
         const Tensor& t = m.tensors[size_t(atUser.disagree.front())];
-        m.warnings.push_back(m.info.file + ": " + std::to_string(atUser.disagree.size())
-                             + (atUser.disagree.size() == 1 ? " tensor's" : " tensors'")
-                             + " declared shape (value_info) disagrees with Headroom's inference, first '" + t.name
-                             + "'; the inferred shape is used");
+        m.warnings.push_back(m.info.file + ": " + std::to_string(atUser.disagree.size()) +
+                             (atUser.disagree.size() == 1 ? " tensor's" : " tensors'") +
+                             " declared shape (value_info) disagrees with Headroom's inference, first '" + t.name +
+                             "'; the inferred shape is used");
     }
 }
 

@@ -190,10 +190,7 @@ const Registry& registry()
 
 } // namespace
 
-ShapeRuleFn findShapeRule(std::string_view op, std::string_view domain)
-{
-    return registry().find(op, domain);
-}
+ShapeRuleFn findShapeRule(std::string_view op, std::string_view domain) { return registry().find(op, domain); }
 
 bool hasShapeRule(std::string_view op, std::string_view domain)
 {

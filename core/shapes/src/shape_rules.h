@@ -22,7 +22,8 @@ using Dims = std::vector<int64_t>;
 using Values = std::optional<std::vector<int64_t>>;
 
 // Thrown by a rule: the node's outputs stay unknown with this reason.
-struct Fail {
+struct Fail
+{
     std::string reason;
     bool needsData = false; // a value we cannot compute, as opposed to an invalid graph
 };
@@ -57,7 +58,10 @@ public:
             throw Fail{n.op + " is missing input " + std::to_string(i)};
         return m_r.dims[size_t(n.inputs[i])];
     }
-    DType dt(const Node& n, size_t i) const { return present(n, i) ? m_r.dtype[size_t(n.inputs[i])] : DType::Undefined; }
+    DType dt(const Node& n, size_t i) const
+    {
+        return present(n, i) ? m_r.dtype[size_t(n.inputs[i])] : DType::Undefined;
+    }
     const Values& val(const Node& n, size_t i) const
     {
         static const Values none;
@@ -111,7 +115,8 @@ protected:
 // when the node cannot be sized.
 using ShapeRuleFn = bool (*)(ShapeContext&, const Node&);
 
-struct ShapeRule {
+struct ShapeRule
+{
     std::string_view op;
     ShapeRuleFn fn;
     std::string_view domain = {}; // "" is ai.onnx

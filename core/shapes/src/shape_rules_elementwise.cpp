@@ -33,8 +33,7 @@ bool cast(ShapeContext& c, const Node& n)
     return true;
 }
 
-template <int64_t (*F)(int64_t)>
-bool unaryValues(ShapeContext& c, const Node& n)
+template <int64_t (*F)(int64_t)> bool unaryValues(ShapeContext& c, const Node& n)
 {
     Values v;
     if (c.val(n, 0)) {
@@ -94,8 +93,7 @@ using ScalarFn = bool (*)(const Node& n, bool isFloat, int64_t a, int64_t b, int
 
 // The output is the inputs broadcast together; where every input's values are known and the result is small,
 // F computes them.
-template <ScalarFn F>
-bool broadcasting(ShapeContext& c, const Node& n)
+template <ScalarFn F> bool broadcasting(ShapeContext& c, const Node& n)
 {
     Dims d = c.in(n, 0);
     size_t count = 0;
@@ -127,9 +125,21 @@ bool broadcasting(ShapeContext& c, const Node& n)
     return true;
 }
 
-bool addValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = add(a, b); return true; }
-bool subValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = add(a, -b); return true; }
-bool mulValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = mul(a, b); return true; }
+bool addValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = add(a, b);
+    return true;
+}
+bool subValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = add(a, -b);
+    return true;
+}
+bool mulValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = mul(a, b);
+    return true;
+}
 // Integer division truncates; a float division that leaves a remainder is no integer.
 bool divValues(const Node&, bool isFloat, int64_t a, int64_t b, int64_t, int64_t& r)
 {
@@ -146,17 +156,61 @@ bool modValues(const Node& n, bool, int64_t a, int64_t b, int64_t, int64_t& r)
     r = n.attrInt("fmod", 0) ? a % b : a - floorDiv(a, b) * b;
     return true;
 }
-bool maxValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = std::max(a, b); return true; }
-bool minValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = std::min(a, b); return true; }
-bool equalValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a == b; return true; }
-bool greaterValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a > b; return true; }
-bool lessValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a < b; return true; }
-bool greaterOrEqualValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a >= b; return true; }
-bool lessOrEqualValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a <= b; return true; }
-bool andValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a && b; return true; }
-bool orValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = a || b; return true; }
-bool xorValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r) { r = (a != 0) != (b != 0); return true; }
-bool whereValues(const Node&, bool, int64_t a, int64_t b, int64_t c3, int64_t& r) { r = a ? b : c3; return true; }
+bool maxValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = std::max(a, b);
+    return true;
+}
+bool minValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = std::min(a, b);
+    return true;
+}
+bool equalValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a == b;
+    return true;
+}
+bool greaterValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a > b;
+    return true;
+}
+bool lessValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a < b;
+    return true;
+}
+bool greaterOrEqualValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a >= b;
+    return true;
+}
+bool lessOrEqualValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a <= b;
+    return true;
+}
+bool andValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a && b;
+    return true;
+}
+bool orValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = a || b;
+    return true;
+}
+bool xorValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
+{
+    r = (a != 0) != (b != 0);
+    return true;
+}
+bool whereValues(const Node&, bool, int64_t a, int64_t b, int64_t c3, int64_t& r)
+{
+    r = a ? b : c3;
+    return true;
+}
 // Small non-negative integer exponents only.
 bool powValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
 {
@@ -172,43 +226,105 @@ bool powValues(const Node&, bool, int64_t a, int64_t b, int64_t, int64_t& r)
 // Add's and Sum's values are a + b: like the rule this replaces, a third Sum operand is not added (its dims are).
 constexpr ShapeRule kRules[] = {
     // activations and other same-shape ops (onnx/defs/math, nn, tensor)
-    {"Relu", sameShape}, {"Sigmoid", sameShape}, {"Tanh", sameShape}, {"Erf", sameShape}, {"Exp", sameShape},
-    {"Log", sameShape}, {"Sqrt", sameShape}, {"Reciprocal", sameShape}, {"Floor", sameShape}, {"Ceil", sameShape},
-    {"Round", sameShape}, {"Sign", sameShape}, {"Sin", sameShape}, {"Cos", sameShape}, {"Tan", sameShape},
-    {"Asin", sameShape}, {"Acos", sameShape}, {"Atan", sameShape}, {"Sinh", sameShape}, {"Cosh", sameShape},
-    {"Asinh", sameShape}, {"Acosh", sameShape}, {"Atanh", sameShape}, {"Softplus", sameShape},
-    {"Softsign", sameShape}, {"Elu", sameShape}, {"Selu", sameShape}, {"LeakyRelu", sameShape},
-    {"ThresholdedRelu", sameShape}, {"HardSigmoid", sameShape}, {"HardSwish", sameShape}, {"Mish", sameShape},
-    {"Gelu", sameShape}, {"Celu", sameShape}, {"Clip", sameShape}, {"Softmax", sameShape},
-    {"LogSoftmax", sameShape}, {"Hardmax", sameShape}, {"IsNaN", sameShape}, {"IsInf", sameShape},
-    {"LRN", sameShape}, {"MeanVarianceNormalization", sameShape}, {"LpNormalization", sameShape},
-    {"InstanceNormalization", sameShape}, {"GroupNormalization", sameShape}, {"RMSNormalization", sameShape},
-    {"RotaryEmbedding", sameShape}, {"CumSum", sameShape}, {"Shrink", sameShape}, {"Trilu", sameShape},
-    {"ReverseSequence", sameShape}, {"PRelu", sameShape}, {"QuantizeLinear", sameShape},
-    {"DequantizeLinear", sameShape}, {"BitwiseNot", sameShape}, {"RandomNormalLike", sameShape},
-    {"RandomUniformLike", sameShape}, {"EyeLike", sameShape}, {"Bernoulli", sameShape}, {"Scatter", sameShape},
-    {"ScatterElements", sameShape}, {"ScatterND", sameShape},
-    {"Identity", passValues}, {"CastLike", passValues}, {"Cast", cast},
-    {"Neg", unaryValues<negate>}, {"Abs", unaryValues<absolute>}, {"Not", unaryValues<logicalNot>},
-    {"Dropout", dropout}, {"BatchNormalization", batchNormalization}, {"LayerNormalization", layerNormalization},
+    {"Relu", sameShape},
+    {"Sigmoid", sameShape},
+    {"Tanh", sameShape},
+    {"Erf", sameShape},
+    {"Exp", sameShape},
+    {"Log", sameShape},
+    {"Sqrt", sameShape},
+    {"Reciprocal", sameShape},
+    {"Floor", sameShape},
+    {"Ceil", sameShape},
+    {"Round", sameShape},
+    {"Sign", sameShape},
+    {"Sin", sameShape},
+    {"Cos", sameShape},
+    {"Tan", sameShape},
+    {"Asin", sameShape},
+    {"Acos", sameShape},
+    {"Atan", sameShape},
+    {"Sinh", sameShape},
+    {"Cosh", sameShape},
+    {"Asinh", sameShape},
+    {"Acosh", sameShape},
+    {"Atanh", sameShape},
+    {"Softplus", sameShape},
+    {"Softsign", sameShape},
+    {"Elu", sameShape},
+    {"Selu", sameShape},
+    {"LeakyRelu", sameShape},
+    {"ThresholdedRelu", sameShape},
+    {"HardSigmoid", sameShape},
+    {"HardSwish", sameShape},
+    {"Mish", sameShape},
+    {"Gelu", sameShape},
+    {"Celu", sameShape},
+    {"Clip", sameShape},
+    {"Softmax", sameShape},
+    {"LogSoftmax", sameShape},
+    {"Hardmax", sameShape},
+    {"IsNaN", sameShape},
+    {"IsInf", sameShape},
+    {"LRN", sameShape},
+    {"MeanVarianceNormalization", sameShape},
+    {"LpNormalization", sameShape},
+    {"InstanceNormalization", sameShape},
+    {"GroupNormalization", sameShape},
+    {"RMSNormalization", sameShape},
+    {"RotaryEmbedding", sameShape},
+    {"CumSum", sameShape},
+    {"Shrink", sameShape},
+    {"Trilu", sameShape},
+    {"ReverseSequence", sameShape},
+    {"PRelu", sameShape},
+    {"QuantizeLinear", sameShape},
+    {"DequantizeLinear", sameShape},
+    {"BitwiseNot", sameShape},
+    {"RandomNormalLike", sameShape},
+    {"RandomUniformLike", sameShape},
+    {"EyeLike", sameShape},
+    {"Bernoulli", sameShape},
+    {"Scatter", sameShape},
+    {"ScatterElements", sameShape},
+    {"ScatterND", sameShape},
+    {"Identity", passValues},
+    {"CastLike", passValues},
+    {"Cast", cast},
+    {"Neg", unaryValues<negate>},
+    {"Abs", unaryValues<absolute>},
+    {"Not", unaryValues<logicalNot>},
+    {"Dropout", dropout},
+    {"BatchNormalization", batchNormalization},
+    {"LayerNormalization", layerNormalization},
     // broadcasting
-    {"Add", broadcasting<addValues>}, {"Sum", broadcasting<addValues>}, {"Sub", broadcasting<subValues>},
-    {"Mul", broadcasting<mulValues>}, {"Div", broadcasting<divValues>}, {"Mod", broadcasting<modValues>},
-    {"Pow", broadcasting<powValues>}, {"Max", broadcasting<maxValues>}, {"Min", broadcasting<minValues>},
-    {"Mean", broadcasting<nullptr>}, {"Equal", broadcasting<equalValues>},
-    {"Greater", broadcasting<greaterValues>}, {"Less", broadcasting<lessValues>},
-    {"GreaterOrEqual", broadcasting<greaterOrEqualValues>}, {"LessOrEqual", broadcasting<lessOrEqualValues>},
-    {"And", broadcasting<andValues>}, {"Or", broadcasting<orValues>}, {"Xor", broadcasting<xorValues>},
-    {"BitShift", broadcasting<nullptr>}, {"BitwiseAnd", broadcasting<nullptr>},
-    {"BitwiseOr", broadcasting<nullptr>}, {"BitwiseXor", broadcasting<nullptr>},
+    {"Add", broadcasting<addValues>},
+    {"Sum", broadcasting<addValues>},
+    {"Sub", broadcasting<subValues>},
+    {"Mul", broadcasting<mulValues>},
+    {"Div", broadcasting<divValues>},
+    {"Mod", broadcasting<modValues>},
+    {"Pow", broadcasting<powValues>},
+    {"Max", broadcasting<maxValues>},
+    {"Min", broadcasting<minValues>},
+    {"Mean", broadcasting<nullptr>},
+    {"Equal", broadcasting<equalValues>},
+    {"Greater", broadcasting<greaterValues>},
+    {"Less", broadcasting<lessValues>},
+    {"GreaterOrEqual", broadcasting<greaterOrEqualValues>},
+    {"LessOrEqual", broadcasting<lessOrEqualValues>},
+    {"And", broadcasting<andValues>},
+    {"Or", broadcasting<orValues>},
+    {"Xor", broadcasting<xorValues>},
+    {"BitShift", broadcasting<nullptr>},
+    {"BitwiseAnd", broadcasting<nullptr>},
+    {"BitwiseOr", broadcasting<nullptr>},
+    {"BitwiseXor", broadcasting<nullptr>},
     {"Where", broadcasting<whereValues>},
 };
 
 } // namespace
 
-std::span<const ShapeRule> elementwiseShapeRules()
-{
-    return kRules;
-}
+std::span<const ShapeRule> elementwiseShapeRules() { return kRules; }
 
 } // namespace headroom::detail

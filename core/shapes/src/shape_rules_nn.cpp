@@ -79,13 +79,17 @@ bool matMul(ShapeContext& c, const Node& n)
     if (a.empty() || b.empty())
         throw Fail{"MatMul of a scalar"};
     const bool a1 = a.size() == 1, b1 = b.size() == 1;
-    if (a1) a.insert(a.begin(), 1);
-    if (b1) b.push_back(1);
+    if (a1)
+        a.insert(a.begin(), 1);
+    if (b1)
+        b.push_back(1);
     if (a.back() >= 0 && b[b.size() - 2] >= 0 && a.back() != b[b.size() - 2])
         throw Fail{"MatMul inner dims differ: " + std::to_string(a.back()) + " vs " + std::to_string(b[b.size() - 2])};
     Dims o = broadcast(Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
-    if (!a1) o.push_back(a[a.size() - 2]);
-    if (!b1) o.push_back(b.back());
+    if (!a1)
+        o.push_back(a[a.size() - 2]);
+    if (!b1)
+        o.push_back(b.back());
     c.out(n, 0, std::move(o));
     return true;
 }
@@ -117,8 +121,7 @@ enum class AxesFrom { ArgAxis, InputSince13, InputSince18 };
 
 // The reduced dims dropped, or kept as 1 (keepdims); no axes reduce all of them unless noop_with_empty_axes.
 // ReduceProd of a small 1-D value folds it (numel from a Shape).
-template <AxesFrom A, bool FoldProduct>
-bool reduce(ShapeContext& c, const Node& n)
+template <AxesFrom A, bool FoldProduct> bool reduce(ShapeContext& c, const Node& n)
 {
     const Dims& x = c.in(n, 0);
     const bool keep = n.attrInt("keepdims", 1) != 0;
@@ -148,8 +151,7 @@ bool reduce(ShapeContext& c, const Node& n)
 }
 
 // Resize: `sizes` (input 3) where given, else `scales` (input 2; input 1 before opset 11 and for Upsample).
-template <bool Upsample>
-bool resize(ShapeContext& c, const Node& n)
+template <bool Upsample> bool resize(ShapeContext& c, const Node& n)
 {
     const Dims& x = c.in(n, 0);
     const size_t sizesIdx = 3;
@@ -200,8 +202,7 @@ bool recurrent(ShapeContext& c, const Node& n)
 
 // Conv, ConvTranspose and the pools (onnx/defs/nn/defs.cc convPoolShapeInference): N, then the weight's output
 // channels (the input's for a pool), then each spatial dim from kernel, stride, dilation, pads or auto_pad.
-template <bool Pool, bool Transposed>
-bool convLike(ShapeContext& c, const Node& n)
+template <bool Pool, bool Transposed> bool convLike(ShapeContext& c, const Node& n)
 {
     const std::string& op = n.op;
     const Dims& x = c.in(n, 0);
@@ -219,7 +220,8 @@ bool convLike(ShapeContext& c, const Node& n)
         channels = Transposed ? mul(w[1], n.attrInt("group", 1)) : w[0];
     }
     if (kernel.size() != sp)
-        throw Fail{op + " kernel_shape has " + std::to_string(kernel.size()) + " dims for " + std::to_string(sp) + " spatial dims"};
+        throw Fail{op + " kernel_shape has " + std::to_string(kernel.size()) + " dims for " + std::to_string(sp) +
+                   " spatial dims"};
     Dims strides = n.attrInts("strides"), dil = n.attrInts("dilations"), pads = n.attrInts("pads");
     strides.resize(sp, 1);
     dil.resize(sp, 1);
@@ -254,7 +256,8 @@ bool convLike(ShapeContext& c, const Node& n)
                 --r;
         }
         if (r < 0)
-            throw Fail{op + " output size " + std::to_string(r) + " is negative (input " + std::to_string(in_) + " too small)"};
+            throw Fail{op + " output size " + std::to_string(r) + " is negative (input " + std::to_string(in_) +
+                       " too small)"};
         o.push_back(r);
     }
     c.out(n, 0, o);
@@ -262,7 +265,6 @@ bool convLike(ShapeContext& c, const Node& n)
         c.out(n, 1, o);
     return true;
 }
-
 
 // Each letter's dim from the inputs; without "->" the output is the letters seen once, sorted (numpy's
 // implicit mode), after the broadcast ellipsis dims.
@@ -343,28 +345,48 @@ bool einsum(ShapeContext& ctx, const Node& n)
 }
 
 constexpr ShapeRule kRules[] = {
-    {"MatMul", matMul}, {"MatMulInteger", matMul}, {"Gemm", gemm}, {"Einsum", einsum},
-    {"Conv", convLike<false, false>}, {"ConvInteger", convLike<false, false>}, {"DeformConv", convLike<false, false>},
+    {"MatMul", matMul},
+    {"MatMulInteger", matMul},
+    {"Gemm", gemm},
+    {"Einsum", einsum},
+    {"Conv", convLike<false, false>},
+    {"ConvInteger", convLike<false, false>},
+    {"DeformConv", convLike<false, false>},
     {"ConvTranspose", convLike<false, true>},
-    {"MaxPool", convLike<true, false>}, {"AveragePool", convLike<true, false>}, {"LpPool", convLike<true, false>},
-    {"GlobalAveragePool", globalPool}, {"GlobalMaxPool", globalPool}, {"GlobalLpPool", globalPool},
-    {"ArgMax", reduce<AxesFrom::ArgAxis, false>}, {"ArgMin", reduce<AxesFrom::ArgAxis, false>},
-    {"ReduceSum", reduce<AxesFrom::InputSince13, false>}, {"ReduceMean", reduce<AxesFrom::InputSince18, false>},
-    {"ReduceMax", reduce<AxesFrom::InputSince18, false>}, {"ReduceMin", reduce<AxesFrom::InputSince18, false>},
-    {"ReduceProd", reduce<AxesFrom::InputSince18, true>}, {"ReduceL1", reduce<AxesFrom::InputSince18, false>},
-    {"ReduceL2", reduce<AxesFrom::InputSince18, false>}, {"ReduceLogSum", reduce<AxesFrom::InputSince18, false>},
+    {"MaxPool", convLike<true, false>},
+    {"AveragePool", convLike<true, false>},
+    {"LpPool", convLike<true, false>},
+    {"GlobalAveragePool", globalPool},
+    {"GlobalMaxPool", globalPool},
+    {"GlobalLpPool", globalPool},
+    {"ArgMax", reduce<AxesFrom::ArgAxis, false>},
+    {"ArgMin", reduce<AxesFrom::ArgAxis, false>},
+    {"ReduceSum", reduce<AxesFrom::InputSince13, false>},
+    {"ReduceMean", reduce<AxesFrom::InputSince18, false>},
+    {"ReduceMax", reduce<AxesFrom::InputSince18, false>},
+    {"ReduceMin", reduce<AxesFrom::InputSince18, false>},
+    {"ReduceProd", reduce<AxesFrom::InputSince18, true>},
+    {"ReduceL1", reduce<AxesFrom::InputSince18, false>},
+    {"ReduceL2", reduce<AxesFrom::InputSince18, false>},
+    {"ReduceLogSum", reduce<AxesFrom::InputSince18, false>},
     {"ReduceLogSumExp", reduce<AxesFrom::InputSince18, false>},
     {"ReduceSumSquare", reduce<AxesFrom::InputSince18, false>},
-    {"LSTM", recurrent}, {"GRU", recurrent}, {"RNN", recurrent},
-    {"Resize", resize<false>}, {"Upsample", resize<true>}, {"GridSample", gridSample}, {"AffineGrid", affineGrid},
-    {"Col2Im", col2Im}, {"DFT", dft}, {"HannWindow", window}, {"HammingWindow", window}, {"BlackmanWindow", window},
+    {"LSTM", recurrent},
+    {"GRU", recurrent},
+    {"RNN", recurrent},
+    {"Resize", resize<false>},
+    {"Upsample", resize<true>},
+    {"GridSample", gridSample},
+    {"AffineGrid", affineGrid},
+    {"Col2Im", col2Im},
+    {"DFT", dft},
+    {"HannWindow", window},
+    {"HammingWindow", window},
+    {"BlackmanWindow", window},
 };
 
 } // namespace
 
-std::span<const ShapeRule> nnShapeRules()
-{
-    return kRules;
-}
+std::span<const ShapeRule> nnShapeRules() { return kRules; }
 
 } // namespace headroom::detail

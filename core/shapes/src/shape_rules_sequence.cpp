@@ -53,7 +53,8 @@ bool splitToSequence(ShapeContext& c, const Node& n)
             for (int64_t v : sizes)
                 sum = add(sum, v);
             if (sum != x[axis])
-                throw Fail{"SplitToSequence split sums to " + std::to_string(sum) + ", the axis has " + std::to_string(x[axis])};
+                throw Fail{"SplitToSequence split sums to " + std::to_string(sum) + ", the axis has " +
+                           std::to_string(x[axis])};
         }
     }
     ShapeContext::Seq s;
@@ -159,19 +160,21 @@ bool optionalHasElement(ShapeContext& c, const Node& n)
 
 // SequenceMap has a body: ONNX's inference or the file's declarations size it.
 constexpr ShapeRule kRules[] = {
-    {"SequenceEmpty", sequenceEmpty}, {"SequenceConstruct", sequenceConstruct},
-    {"SplitToSequence", splitToSequence}, {"SequenceAt", sequenceAt}, {"SequenceLength", sequenceLength},
-    {"SequenceInsert", sequenceInsert}, {"SequenceErase", sequenceErase},
+    {"SequenceEmpty", sequenceEmpty},
+    {"SequenceConstruct", sequenceConstruct},
+    {"SplitToSequence", splitToSequence},
+    {"SequenceAt", sequenceAt},
+    {"SequenceLength", sequenceLength},
+    {"SequenceInsert", sequenceInsert},
+    {"SequenceErase", sequenceErase},
     {"ConcatFromSequence", concatFromSequence},
-    {"Optional", optionalElement}, {"OptionalGetElement", optionalElement},
+    {"Optional", optionalElement},
+    {"OptionalGetElement", optionalElement},
     {"OptionalHasElement", optionalHasElement},
 };
 
 } // namespace
 
-std::span<const ShapeRule> sequenceShapeRules()
-{
-    return kRules;
-}
+std::span<const ShapeRule> sequenceShapeRules() { return kRules; }
 
 } // namespace headroom::detail

@@ -12,8 +12,10 @@ bool shape(ShapeContext& c, const Node& n)
     const Dims& x = c.in(n, 0);
     const auto r = static_cast<int64_t>(x.size());
     int64_t s = n.attrInt("start", 0), e = n.attrInt("end", r);
-    if (s < 0) s += r;
-    if (e < 0) e += r;
+    if (s < 0)
+        s += r;
+    if (e < 0)
+        e += r;
     s = std::clamp<int64_t>(s, 0, r);
     e = std::clamp<int64_t>(e, s, r);
     c.out(n, 0, {e - s}, std::vector<int64_t>(x.begin() + s, x.begin() + e));
@@ -75,7 +77,8 @@ bool reshape(ShapeContext& c, const Node& n)
         throw Fail{"Reshape input size overflows"};
     if (infer >= 0) {
         if (known == 0 || *total % known != 0)
-            throw Fail{"Reshape cannot infer -1: " + std::to_string(*total) + " elements into " + std::to_string(known)};
+            throw Fail{"Reshape cannot infer -1: " + std::to_string(*total) + " elements into " +
+                       std::to_string(known)};
         o[size_t(infer)] = *total / known;
     } else if (known != *total) {
         throw Fail{"Reshape changes the element count from " + std::to_string(*total) + " to " + std::to_string(known)};
@@ -87,7 +90,9 @@ bool reshape(ShapeContext& c, const Node& n)
 bool flatten(ShapeContext& c, const Node& n)
 {
     const Dims& x = c.in(n, 0);
-    const auto axis = static_cast<size_t>(x.empty() ? 0 : n.attrInt("axis", 1) < 0 ? n.attrInt("axis", 1) + int64_t(x.size()) : n.attrInt("axis", 1));
+    const auto axis = static_cast<size_t>(x.empty()                  ? 0
+                                          : n.attrInt("axis", 1) < 0 ? n.attrInt("axis", 1) + int64_t(x.size())
+                                                                     : n.attrInt("axis", 1));
     if (axis > x.size())
         throw Fail{"Flatten axis out of range"};
     int64_t a = 1, b = 1;
@@ -363,16 +368,22 @@ bool oneHot(ShapeContext& c, const Node& n)
 }
 
 // Moves blocksize x blocksize channels into space (DepthToSpace) or back (SpaceToDepth), NCHW.
-template <bool ToSpace>
-bool depthSpace(ShapeContext& c, const Node& n)
+template <bool ToSpace> bool depthSpace(ShapeContext& c, const Node& n)
 {
     const std::string& op = n.op;
     Dims o = c.in(n, 0);
     const int64_t b = n.attrInt("blocksize", 1);
     if (o.size() != 4 || b <= 0)
         throw Fail{op + " needs a 4-D input and a positive blocksize"};
-    if (ToSpace) { o[1] = o[1] / (b * b); o[2] = mul(o[2], b); o[3] = mul(o[3], b); }
-    else { o[1] = mul(o[1], b * b); o[2] /= b; o[3] /= b; }
+    if (ToSpace) {
+        o[1] = o[1] / (b * b);
+        o[2] = mul(o[2], b);
+        o[3] = mul(o[3], b);
+    } else {
+        o[1] = mul(o[1], b * b);
+        o[2] /= b;
+        o[3] /= b;
+    }
     c.out(n, 0, std::move(o));
     return true;
 }
@@ -438,31 +449,43 @@ bool slice(ShapeContext& c, const Node& n)
     return true;
 }
 
-
 // The output's size depends on the data (how many elements are non-zero, unique, kept).
-bool dataDependent(ShapeContext&, const Node& n)
-{
-    throw Fail{n.op + " has a data-dependent output size"};
-}
+bool dataDependent(ShapeContext&, const Node& n) { throw Fail{n.op + " has a data-dependent output size"}; }
 
 constexpr ShapeRule kRules[] = {
-    {"Shape", shape}, {"Size", size}, {"ConstantOfShape", constantOfShape}, {"Range", range},
-    {"Reshape", reshape}, {"Flatten", flatten}, {"Transpose", transpose}, {"Unsqueeze", unsqueeze},
-    {"Squeeze", squeeze}, {"Concat", concat}, {"Split", split}, {"Slice", slice}, {"Expand", expand},
-    {"Tile", tile}, {"Pad", pad}, {"CenterCropPad", centerCropPad},
-    {"DepthToSpace", depthSpace<true>}, {"SpaceToDepth", depthSpace<false>},
-    {"Gather", gather}, {"GatherElements", gatherElements}, {"GatherND", gatherND},
-    {"TopK", topK}, {"OneHot", oneHot},
-    {"RandomNormal", randomShape}, {"RandomUniform", randomShape},
-    {"NonZero", dataDependent}, {"NonMaxSuppression", dataDependent}, {"Compress", dataDependent},
+    {"Shape", shape},
+    {"Size", size},
+    {"ConstantOfShape", constantOfShape},
+    {"Range", range},
+    {"Reshape", reshape},
+    {"Flatten", flatten},
+    {"Transpose", transpose},
+    {"Unsqueeze", unsqueeze},
+    {"Squeeze", squeeze},
+    {"Concat", concat},
+    {"Split", split},
+    {"Slice", slice},
+    {"Expand", expand},
+    {"Tile", tile},
+    {"Pad", pad},
+    {"CenterCropPad", centerCropPad},
+    {"DepthToSpace", depthSpace<true>},
+    {"SpaceToDepth", depthSpace<false>},
+    {"Gather", gather},
+    {"GatherElements", gatherElements},
+    {"GatherND", gatherND},
+    {"TopK", topK},
+    {"OneHot", oneHot},
+    {"RandomNormal", randomShape},
+    {"RandomUniform", randomShape},
+    {"NonZero", dataDependent},
+    {"NonMaxSuppression", dataDependent},
+    {"Compress", dataDependent},
     {"Unique", dataDependent},
 };
 
 } // namespace
 
-std::span<const ShapeRule> tensorShapeRules()
-{
-    return kRules;
-}
+std::span<const ShapeRule> tensorShapeRules() { return kRules; }
 
 } // namespace headroom::detail

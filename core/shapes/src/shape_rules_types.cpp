@@ -21,7 +21,7 @@ DType int32Out(const ShapeContext&, const Node&, size_t) { return DType::Int32; 
 DType typeOfInput1(const ShapeContext& c, const Node& n, size_t) { return c.dt(n, 1); }
 DType typeOfInput2(const ShapeContext& c, const Node& n, size_t) { return c.dt(n, 2); }
 DType castTo(const ShapeContext&, const Node& n, size_t) { return fromAttr(n, "to", 1); }
-DType dtypeAttr(const ShapeContext&, const Node& n, size_t) { return fromAttr(n, "dtype", 1); } // float default
+DType dtypeAttr(const ShapeContext&, const Node& n, size_t) { return fromAttr(n, "dtype", 1); }   // float default
 DType multinomial(const ShapeContext&, const Node& n, size_t) { return fromAttr(n, "dtype", 6); } // int32 default
 DType window(const ShapeContext&, const Node& n, size_t) { return fromAttr(n, "output_datatype", 1); }
 DType constantOfShape(const ShapeContext&, const Node& n, size_t)
@@ -33,7 +33,10 @@ DType constantOfShape(const ShapeContext&, const Node& n, size_t)
 DType indicesSecond(const ShapeContext& c, const Node& n, size_t o) { return o == 1 ? DType::Int64 : c.dt(n, 0); }
 // Dropout's second output: the boolean mask.
 DType maskSecond(const ShapeContext& c, const Node& n, size_t o) { return o == 1 ? DType::Bool : c.dt(n, 0); }
-DType likeInput(const ShapeContext& c, const Node& n, size_t) { return n.attr("dtype") ? fromAttr(n, "dtype", 1) : c.dt(n, 0); }
+DType likeInput(const ShapeContext& c, const Node& n, size_t)
+{
+    return n.attr("dtype") ? fromAttr(n, "dtype", 1) : c.dt(n, 0);
+}
 DType dequantize(const ShapeContext& c, const Node& n, size_t) { return c.present(n, 1) ? c.dt(n, 1) : DType::Float32; }
 DType quantize(const ShapeContext& c, const Node& n, size_t) { return c.present(n, 2) ? c.dt(n, 2) : DType::UInt8; }
 DType dynamicQuantize(const ShapeContext&, const Node&, size_t o) { return o == 1 ? DType::Float32 : DType::UInt8; }
@@ -41,19 +44,49 @@ DType dynamicQuantize(const ShapeContext&, const Node&, size_t o) { return o == 
 const std::unordered_map<std::string_view, TypeRuleFn>& typeRules()
 {
     static const std::unordered_map<std::string_view, TypeRuleFn> rules = {
-        {"Shape", int64Out}, {"Size", int64Out}, {"NonZero", int64Out}, {"ArgMax", int64Out}, {"ArgMin", int64Out},
-        {"NonMaxSuppression", int64Out}, {"Unique", int64Out}, {"SequenceLength", int64Out},
-        {"Equal", boolOut}, {"Greater", boolOut}, {"Less", boolOut}, {"GreaterOrEqual", boolOut},
-        {"LessOrEqual", boolOut}, {"Not", boolOut}, {"And", boolOut}, {"Or", boolOut}, {"Xor", boolOut},
-        {"IsNaN", boolOut}, {"IsInf", boolOut}, {"OptionalHasElement", boolOut},
-        {"MatMulInteger", int32Out}, {"ConvInteger", int32Out},
-        {"Cast", castTo}, {"CastLike", typeOfInput1}, {"Where", typeOfInput1}, {"OneHot", typeOfInput2},
-        {"ConstantOfShape", constantOfShape}, {"TopK", indicesSecond}, {"MaxPool", indicesSecond},
-        {"Dropout", maskSecond}, {"RandomNormal", dtypeAttr}, {"RandomUniform", dtypeAttr},
-        {"SequenceEmpty", dtypeAttr}, {"Multinomial", multinomial},
-        {"RandomNormalLike", likeInput}, {"RandomUniformLike", likeInput}, {"EyeLike", likeInput},
-        {"HannWindow", window}, {"HammingWindow", window}, {"BlackmanWindow", window},
-        {"DequantizeLinear", dequantize}, {"QuantizeLinear", quantize}, {"DynamicQuantizeLinear", dynamicQuantize},
+        {"Shape", int64Out},
+        {"Size", int64Out},
+        {"NonZero", int64Out},
+        {"ArgMax", int64Out},
+        {"ArgMin", int64Out},
+        {"NonMaxSuppression", int64Out},
+        {"Unique", int64Out},
+        {"SequenceLength", int64Out},
+        {"Equal", boolOut},
+        {"Greater", boolOut},
+        {"Less", boolOut},
+        {"GreaterOrEqual", boolOut},
+        {"LessOrEqual", boolOut},
+        {"Not", boolOut},
+        {"And", boolOut},
+        {"Or", boolOut},
+        {"Xor", boolOut},
+        {"IsNaN", boolOut},
+        {"IsInf", boolOut},
+        {"OptionalHasElement", boolOut},
+        {"MatMulInteger", int32Out},
+        {"ConvInteger", int32Out},
+        {"Cast", castTo},
+        {"CastLike", typeOfInput1},
+        {"Where", typeOfInput1},
+        {"OneHot", typeOfInput2},
+        {"ConstantOfShape", constantOfShape},
+        {"TopK", indicesSecond},
+        {"MaxPool", indicesSecond},
+        {"Dropout", maskSecond},
+        {"RandomNormal", dtypeAttr},
+        {"RandomUniform", dtypeAttr},
+        {"SequenceEmpty", dtypeAttr},
+        {"Multinomial", multinomial},
+        {"RandomNormalLike", likeInput},
+        {"RandomUniformLike", likeInput},
+        {"EyeLike", likeInput},
+        {"HannWindow", window},
+        {"HammingWindow", window},
+        {"BlackmanWindow", window},
+        {"DequantizeLinear", dequantize},
+        {"QuantizeLinear", quantize},
+        {"DynamicQuantizeLinear", dynamicQuantize},
     };
     return rules;
 }

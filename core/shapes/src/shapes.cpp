@@ -36,7 +36,8 @@ void setSize(ShapeTable& st, const Tensor& ten, size_t t, std::optional<int64_t>
         st.unknown++;
 }
 
-struct DimsHash {
+struct DimsHash
+{
     size_t operator()(const std::vector<DimExpr>* dims) const noexcept
     {
         uint64_t h = 1469598103934665603ull ^ dims->size();
@@ -48,7 +49,8 @@ struct DimsHash {
         return size_t(h);
     }
 };
-struct DimsEqual {
+struct DimsEqual
+{
     bool operator()(const std::vector<DimExpr>* a, const std::vector<DimExpr>* b) const noexcept { return *a == *b; }
 };
 

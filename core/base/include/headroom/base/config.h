@@ -12,8 +12,22 @@ namespace headroom {
 
 enum class Mode : uint8_t { Train, Infer };
 enum class DtypePolicy : uint8_t { FP32, FP16, BF16, AmpFP16, AmpBF16, MixedFP16, MixedBF16, INT8, INT4 };
-enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW, Adagrad, RMSprop, Adadelta, Lion, LAMB, Adam8bit, Adafactor, Custom,
-                                 PagedAdamW, PagedAdamW8bit }; // bitsandbytes paged optimizers (32-bit / 8-bit state)
+enum class Optimizer : uint8_t {
+    SGD,
+    Momentum,
+    Adam,
+    AdamW,
+    Adagrad,
+    RMSprop,
+    Adadelta,
+    Lion,
+    LAMB,
+    Adam8bit,
+    Adafactor,
+    Custom,
+    PagedAdamW,
+    PagedAdamW8bit
+}; // bitsandbytes paged optimizers (32-bit / 8-bit state)
 enum class Loss : uint8_t { CrossEntropy, MSE, None };
 enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
@@ -29,37 +43,39 @@ enum class TorchVersion : uint8_t { V2, V1_13 };
 
 // A target GPU: usable bytes as PyTorch reports them, plus the defaults the engine assumes until the
 // probe measures them.
-struct GpuSpec {
+struct GpuSpec
+{
     std::string name = "custom";
-    int64_t capacity = 0;       // device total as PyTorch sees it (cudaMemGetInfo), less than nvidia-smi shows
-    int64_t context = 0;        // outside the caching allocator: CUDA context, kernels, handles
-    int64_t workspace = 0;      // persistent cuBLAS/cuBLASLt workspaces (inside the caching allocator)
+    int64_t capacity = 0;  // device total as PyTorch sees it (cudaMemGetInfo), less than nvidia-smi shows
+    int64_t context = 0;   // outside the caching allocator: CUDA context, kernels, handles
+    int64_t workspace = 0; // persistent cuBLAS/cuBLASLt workspaces (inside the caching allocator)
 };
 
 // Everything that determines one memory figure. Explicit values only: no globals, no settings lookups.
-struct Config {
-    Bindings symbols;                           // indexed like Model::symbols; batch = global batch
+struct Config
+{
+    Bindings symbols; // indexed like Model::symbols; batch = global batch
     Mode mode = Mode::Train;
     DtypePolicy dtype = DtypePolicy::FP32;
     Optimizer optimizer = Optimizer::Adam;
-    double customOptimizerBytes = 0;            // Optimizer::Custom: bytes per trainable parameter
+    double customOptimizerBytes = 0; // Optimizer::Custom: bytes per trainable parameter
     bool rmspropMomentum = false, rmspropCentered = false;
     Loss loss = Loss::CrossEntropy;
-    int checkpointSegments = 0;                 // 0 or 1: off
-    int accumulate = 1;                         // gradient accumulation steps (micro-batch = batch / s)
-    bool inplace = false;                       // inplace activations (ReLU(inplace=True) & co.)
-    std::vector<std::string> freeze;            // layer path patterns (glob: * ?) whose params are frozen
+    int checkpointSegments = 0;      // 0 or 1: off
+    int accumulate = 1;              // gradient accumulation steps (micro-batch = batch / s)
+    bool inplace = false;            // inplace activations (ReLU(inplace=True) & co.)
+    std::vector<std::string> freeze; // layer path patterns (glob: * ?) whose params are frozen
     GpuSpec gpu;
-    int64_t marginBytes = 0;                    // safety margin kept free on the GPU
+    int64_t marginBytes = 0; // safety margin kept free on the GPU
     int gpus = 1;
     Strategy strategy = Strategy::Single;
-    int64_t gpu0Batch = -1;                     // balanced DP: GPU 0's share of the batch (-1: auto)
-    bool offload = false;                       // ZeRO/FSDP CPU offload of optimizer (and params for stage 3)
+    int64_t gpu0Batch = -1; // balanced DP: GPU 0's share of the batch (-1: auto)
+    bool offload = false;   // ZeRO/FSDP CPU offload of optimizer (and params for stage 3)
     AllocatorMode allocator = AllocatorMode::Caching;
     Attention attention = Attention::Fused;
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
-    FineTune finetune;                          // LoRA (applied at load: LoadOptions::lora) and QLoRA
+    FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
 };
 
 // Names used by the CLI, JSON and settings (docs/DESIGN.md spells them): "fp32", "amp-bf16", "adamw", ...

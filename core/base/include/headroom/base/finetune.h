@@ -9,11 +9,12 @@ namespace headroom {
 
 // LoRA as PEFT runs it (peft/tuners/lora/layer.py Linear.forward):
 //   result = base_layer(x) + lora_B(lora_A(lora_dropout(x))) * (lora_alpha / r)
-struct LoraSpec {
-    int r = 0;                          // 0: no adapters
+struct LoraSpec
+{
+    int r = 0; // 0: no adapters
     double alpha = 8;
     double dropout = 0;
-    std::vector<std::string> targets;   // module-name suffixes; {"all-linear"}; empty: PEFT's default
+    std::vector<std::string> targets; // module-name suffixes; {"all-linear"}; empty: PEFT's default
     // The adapters' dtype: "fp32" (PEFT >= 0.12, autocast_adapter_dtype=True), or "bf16"/"fp16"
     // (autocast_adapter_dtype=False on a 16-bit model, or the adapters cast after get_peft_model)
     std::string dtype = "fp32";
@@ -25,14 +26,15 @@ int loraAdapterBytes(const LoraSpec& spec) noexcept;
 // bitsandbytes weight quantization of every Linear but the output embedding.
 enum class Quant : uint8_t { None, NF4, FP4, Int8 };
 
-struct FineTune {
+struct FineTune
+{
     LoraSpec lora;
     Quant quant = Quant::None;
-    bool doubleQuant = false;           // bnb_4bit_use_double_quant
-    int computeBytes = 2;               // bnb_4bit_compute_dtype: 2 (bf16/fp16) or 4 (fp32)
+    bool doubleQuant = false; // bnb_4bit_use_double_quant
+    int computeBytes = 2;     // bnb_4bit_compute_dtype: 2 (bf16/fp16) or 4 (fp32)
     std::string computeDtype = "bf16";
-    bool kbitPrep = true;               // prepare_model_for_kbit_training (with --quant)
-    bool layerCheckpoint = false;       // HF gradient_checkpointing_enable(): one checkpoint per decoder layer
+    bool kbitPrep = true;         // prepare_model_for_kbit_training (with --quant)
+    bool layerCheckpoint = false; // HF gradient_checkpointing_enable(): one checkpoint per decoder layer
     bool operator==(const FineTune&) const = default;
 };
 

@@ -14,7 +14,8 @@ using Bindings = std::vector<int64_t>;
 // sum(coeff * prod_{i in mask} symbol_i). It covers what exporters produce for batch/sequence dims
 // (batch, batch*seq, seq-1, 4*seq, ...). Dimensions that are not of this form (strided convolutions on a
 // symbolic spatial dim) are not represented; their tensors are re-inferred at the bound values instead.
-struct DimTerm {
+struct DimTerm
+{
     uint32_t mask = 0; // bit i set: symbol i is a factor
     int64_t coeff = 0;
     friend bool operator==(const DimTerm&, const DimTerm&) = default;
@@ -56,7 +57,8 @@ public:
     // The same function as a DimExpr when it is one (sums and products of distinct symbols).
     std::optional<DimExpr> polynomial() const;
 
-    struct Op {
+    struct Op
+    {
         enum class Kind : uint8_t { Const, Sym, Add, Sub, Mul, Div, FloorDiv, Mod, Neg, Floor, Ceil, Max, Min };
         Kind kind = Kind::Const;
         int64_t value = 0; // Const: the number; Sym: the symbol index

@@ -7,23 +7,25 @@
 namespace headroom {
 
 // Per-GPU figures for N GPUs and a global batch B under config.strategy (docs/DESIGN.md "Multi-GPU").
-struct GpuShare {
+struct GpuShare
+{
     int index = 0;
-    int64_t batch = 0;          // samples this GPU processes
+    int64_t batch = 0; // samples this GPU processes
     int64_t peak = 0;
     int64_t reservedPeak = 0;
     int64_t weights = 0;
     int64_t gradients = 0;
     int64_t optimizer = 0;
     int64_t activations = 0;
-    int64_t communication = 0;  // DDP buckets, ZeRO/FSDP gather buffers, DP gathered outputs
-    int64_t cpuBytes = 0;       // offloaded to host memory
+    int64_t communication = 0; // DDP buckets, ZeRO/FSDP gather buffers, DP gathered outputs
+    int64_t cpuBytes = 0;      // offloaded to host memory
     // Added by the multi-GPU model:
-    int64_t needed = 0;         // peak (Exact) or reservedPeak, + context + workspace: what must fit
-    int64_t lossBytes = 0;      // loss-side tensors live at this GPU's peak (part of `activations`)
+    int64_t needed = 0;    // peak (Exact) or reservedPeak, + context + workspace: what must fit
+    int64_t lossBytes = 0; // loss-side tensors live at this GPU's peak (part of `activations`)
 };
 
-struct ClusterEvaluation {
+struct ClusterEvaluation
+{
     std::vector<GpuShare> gpus;     // one per GPU; a single entry for Strategy::Single
     int heaviest = 0;               // index of the GPU with the largest need
     std::vector<std::string> notes; // e.g. "GPU 0 holds 1.2 GiB more: gathered outputs and loss"

@@ -7,17 +7,18 @@
 namespace headroom {
 
 // A Hugging Face `config.json` read as the architecture it describes (no weights, no network).
-struct HfArch {
-    std::string modelType;          // "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "gpt2"
+struct HfArch
+{
+    std::string modelType; // "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "gpt2"
     int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0, vocab = 0;
-    int64_t positions = 0;          // gpt2: n_positions (its learned position table)
-    bool tied = false;              // tie_word_embeddings: lm_head shares embed_tokens' storage
-    bool qkvBias = false;           // qwen2 (or attention_bias): q/k/v projections carry biases
-    bool oBias = false;             // attention_bias: o_proj carries one too
+    int64_t positions = 0; // gpt2: n_positions (its learned position table)
+    bool tied = false;     // tie_word_embeddings: lm_head shares embed_tokens' storage
+    bool qkvBias = false;  // qwen2 (or attention_bias): q/k/v projections carry biases
+    bool oBias = false;    // attention_bias: o_proj carries one too
     double normEps = 1e-6, ropeTheta = 10000.0;
-    double dropout = 0;             // gpt2: resid/embd/attn dropout in training mode
-    bool qkNorm = false;            // qwen3: RMSNorm on q and k per head
-    bool gemmaNorms = false;        // gemma2: post-attention and pre/post-feed-forward norms
+    double dropout = 0;                       // gpt2: resid/embd/attn dropout in training mode
+    bool qkNorm = false;                      // qwen3: RMSNorm on q and k per head
+    bool gemmaNorms = false;                  // gemma2: post-attention and pre/post-feed-forward norms
     double attnSoftcap = 0, finalSoftcap = 0; // gemma2: tanh soft-capping (0: off)
 };
 

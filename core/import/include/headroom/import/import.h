@@ -17,7 +17,8 @@
 
 namespace headroom {
 
-struct LoadOptions {
+struct LoadOptions
+{
     // Symbol values known before load (CLI --batch/--set); others get defaults. Unknown names: warning.
     std::vector<std::pair<std::string, int64_t>> symbolValues;
     // Progress 0..1 and cancellation for the GUI's loader thread; both optional.
@@ -37,13 +38,15 @@ inline void reportProgress(const LoadOptions& o, double fraction, std::string_vi
         o.progress(fraction, stage);
 }
 
-struct ImportedModel {
-    Model model;                        // shapes not fitted yet
-    std::shared_ptr<ShapeGraph> graph;  // what shapes/ fits
+struct ImportedModel
+{
+    Model model;                       // shapes not fitted yet
+    std::shared_ptr<ShapeGraph> graph; // what shapes/ fits
 };
 // Parses `bytes` (an ONNX ModelProto), applies LoRA, imports nodes and tensors, names symbols, classifies
 // tensors and assigns module paths. Throws headroom::Error("<file>: ...").
-ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder, const LoadOptions& options);
+ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder,
+                          const LoadOptions& options);
 
 // The layer tree from module paths (after the shapes are fitted: shape computations are found by size).
 void buildLayerTree(Model& model);

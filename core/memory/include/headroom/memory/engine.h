@@ -12,32 +12,40 @@ namespace headroom {
 
 // The categories of docs/DESIGN.md "The memory model", each shown separately everywhere.
 enum class Category : uint8_t {
-    Weights, Buffers, Gradients, Optimizer, MasterWeights, Activations, Workspace, Context,
-    Input,        // the model input batch (kept alive by the data loader)
-    Loss,         // loss-side tensors: log-probabilities, output gradient
+    Weights,
+    Buffers,
+    Gradients,
+    Optimizer,
+    MasterWeights,
+    Activations,
+    Workspace,
+    Context,
+    Input, // the model input batch (kept alive by the data loader)
+    Loss,  // loss-side tensors: log-probabilities, output gradient
     Count
 };
 std::string_view toString(Category c) noexcept;
 
-struct Breakdown {
-    int64_t weights = 0;           // trainable params + buffers at their dtype (+ autocast 16-bit copies)
-    int64_t buffers = 0;           // the buffer part of `weights`
+struct Breakdown
+{
+    int64_t weights = 0; // trainable params + buffers at their dtype (+ autocast 16-bit copies)
+    int64_t buffers = 0; // the buffer part of `weights`
     int64_t gradients = 0;
     int64_t optimizer = 0;
     int64_t masterWeights = 0;
-    int64_t activationsSaved = 0;  // distinct non-parameter tensors saved for backward (input incl. if saved)
-    int64_t activationsPeak = 0;   // activation bytes live at the moment of peak (saved + transient)
+    int64_t activationsSaved = 0; // distinct non-parameter tensors saved for backward (input incl. if saved)
+    int64_t activationsPeak = 0;  // activation bytes live at the moment of peak (saved + transient)
     int64_t workspace = 0;
     int64_t context = 0;
-    int64_t peak = 0;              // max of the allocated timeline (not workspace/context)
-    int64_t reservedPeak = 0;      // peak under the allocator model
-    int64_t classicEstimate = 0;   // params * n + batch * sum(outputs) * 2 (the seed rule)
+    int64_t peak = 0;            // max of the allocated timeline (not workspace/context)
+    int64_t reservedPeak = 0;    // peak under the allocator model
+    int64_t classicEstimate = 0; // params * n + batch * sum(outputs) * 2 (the seed rule)
     // Added by the engine (issue 3):
-    int64_t input = 0;             // the model input batch (in the timeline and the peak; Category::Input)
-    int64_t lossBytes = 0;         // loss-side tensors at the peak (log-probabilities, output gradient)
-    int64_t autocastCopies = 0;    // the part of `weights` that is autocast's cached 16-bit weight copies
+    int64_t input = 0;                // the model input batch (in the timeline and the peak; Category::Input)
+    int64_t lossBytes = 0;            // loss-side tensors at the peak (log-probabilities, output gradient)
+    int64_t autocastCopies = 0;       // the part of `weights` that is autocast's cached 16-bit weight copies
     int64_t activationsTransient = 0; // activationsPeak - saved activations live at the peak
-    int64_t microBatch = 0;        // batch the activations are computed at (ceil(batch / accumulate))
+    int64_t microBatch = 0;           // batch the activations are computed at (ceil(batch / accumulate))
     // Paged optimizers: the state in CUDA unified memory, outside PyTorch's allocator and evictable to the
     // host; reported beside the peak, not in `optimizer`, the peak or the fit (docs/DESIGN.md "Fine-tuning").
     int64_t pagedOptimizer = 0;
@@ -47,26 +55,29 @@ enum class Phase : uint8_t { Forward, Loss, Backward, Optimizer, Recompute };
 std::string_view toString(Phase p) noexcept;
 
 // One step of the simulated iteration: allocated bytes after the step's allocations and frees.
-struct TimelinePoint {
+struct TimelinePoint
+{
     int step = 0;
-    int node = -1;          // graph node (-1 for loss/optimizer steps)
+    int node = -1; // graph node (-1 for loss/optimizer steps)
     Phase phase = Phase::Forward;
-    int64_t allocated = 0;  // total allocated after this step
-    int64_t high = 0;       // highest allocated within the step (outputs allocated before inputs freed)
+    int64_t allocated = 0; // total allocated after this step
+    int64_t high = 0;      // highest allocated within the step (outputs allocated before inputs freed)
 };
 
 // Allocation events in timeline order: what the allocator model and the CUDA probe replay.
-struct AllocEvent {
+struct AllocEvent
+{
     enum class Kind : uint8_t { Alloc, Free };
     Kind kind = Kind::Alloc;
-    int64_t id = 0;         // buffer id, unique per allocation
+    int64_t id = 0; // buffer id, unique per allocation
     int64_t bytes = 0;
     Category category = Category::Activations;
-    int step = 0;           // timeline step it belongs to
-    int tensor = -1;        // model tensor it holds (-1 for gradients of params etc. use `tensor` of the param)
+    int step = 0;    // timeline step it belongs to
+    int tensor = -1; // model tensor it holds (-1 for gradients of params etc. use `tensor` of the param)
 };
 
-struct NodeCost {
+struct NodeCost
+{
     int64_t outputBytes = 0;   // this node's outputs at this configuration (activation bytes)
     int64_t savedBytes = 0;    // bytes this node keeps for backward (shared storages attributed once)
     int64_t params = 0;        // trainable elements it owns (first consumer)
@@ -74,22 +85,23 @@ struct NodeCost {
     bool unknownShape = false;
 };
 
-struct Evaluation {
+struct Evaluation
+{
     Breakdown memory;
     ShapeTable shapes;
-    std::vector<NodeCost> nodes;          // per graph node
+    std::vector<NodeCost> nodes; // per graph node
     std::vector<TimelinePoint> timeline;
-    int peakStep = -1;                    // index into timeline
-    std::vector<int> peakLive;            // tensors live at the peak (the culprits), biggest first
+    int peakStep = -1;         // index into timeline
+    std::vector<int> peakLive; // tensors live at the peak (the culprits), biggest first
     // parallel to peakLive: the bytes held for each at the peak (its buffers: the storage it owns and its
     // gradient), so views, aliases and fused units are not counted twice and the layers add up to at most
     // the peak
     std::vector<int64_t> peakLiveBytes;
-    std::vector<AllocEvent> events;       // for the allocator model and the probe
-    int64_t inplaceTransientSaving = 0;   // peak difference inplace on vs off (train: transient only)
-    int64_t recomputeMacs = 0;            // extra forward MACs from checkpointing
+    std::vector<AllocEvent> events;     // for the allocator model and the probe
+    int64_t inplaceTransientSaving = 0; // peak difference inplace on vs off (train: transient only)
+    int64_t recomputeMacs = 0;          // extra forward MACs from checkpointing
     int64_t forwardMacs = 0;
-    std::vector<std::string> warnings;    // ops with no saved-for-backward rule, unknown shapes, ...
+    std::vector<std::string> warnings; // ops with no saved-for-backward rule, unknown shapes, ...
 };
 
 // The pure function behind every figure: one configuration on one GPU (per-GPU batch, no strategy).
@@ -102,7 +114,8 @@ Evaluation evaluate(const Model& model, const Config& config);
 // attention mode, the device, the PyTorch version and the precision class (16-bit compute, autocast):
 // a plan that does not match the config (planMatches) is rebuilt inside evaluate (correct, just slower).
 struct PlanData;
-struct EnginePlan {
+struct EnginePlan
+{
     const Model* model = nullptr;
     std::shared_ptr<const PlanData> data;
 };
@@ -119,7 +132,12 @@ Evaluation evaluateLight(const EnginePlan& plan, const Config& config);
 Evaluation evaluateLightWithEvents(const EnginePlan& plan, const Config& config);
 
 // Peak + recompute against checkpoint segments k = 1..maxK, and the best k (lowest peak; ties: fewer k).
-struct CheckpointPoint { int k = 1; int64_t peak = 0; int64_t recomputeMacs = 0; };
+struct CheckpointPoint
+{
+    int k = 1;
+    int64_t peak = 0;
+    int64_t recomputeMacs = 0;
+};
 std::vector<CheckpointPoint> checkpointCurve(const Model& model, const Config& config, int maxK);
 // Same over a plan the caller keeps (a report): no plan is built when it matches the config.
 std::vector<CheckpointPoint> checkpointCurve(const EnginePlan& plan, const Config& config, int maxK);
@@ -129,18 +147,19 @@ int checkpointModuleCount(const EnginePlan& plan);
 
 // Total bytes the GPU needs for this configuration (peak or reserved per config.allocator, + context
 // + workspace) and whether it fits config.gpu.
-struct Fit {
+struct Fit
+{
     std::string gpu;
     int64_t capacity = 0;
     int64_t needed = 0;
     bool fits = false;
-    int64_t headroom = 0;     // capacity - needed (negative when it does not fit)
-    int64_t maxBatch = 0;     // largest batch that fits (0: not even batch 1; kUnknownMax: cannot tell)
+    int64_t headroom = 0; // capacity - needed (negative when it does not fit)
+    int64_t maxBatch = 0; // largest batch that fits (0: not even batch 1; kUnknownMax: cannot tell)
     // While any activation's size is unknown the fit is unknown (docs/DESIGN.md "Fit and max batch"): `fits` is
     // false, `maxBatch` is kUnknownMax and every output says "cannot tell" instead of a verdict.
     bool sizesUnknown = false;
-    int64_t unknownTensors = 0;  // activations of unknown size at this configuration
-    int unknownNode = -1;        // the node that makes the first of them unknown
+    int64_t unknownTensors = 0; // activations of unknown size at this configuration
+    int unknownNode = -1;       // the node that makes the first of them unknown
     // --max SYMBOL: the largest value of `maxSymbol` that fits (kUnknownMax: cannot tell); -1: not asked.
     int maxSymbol = -1;
     int64_t maxSymbolValue = 0;
@@ -171,10 +190,11 @@ int64_t neededBytes(const Config& config, const Evaluation& evaluation);
 // cached segments and retries, as PyTorch does, before an allocation counts as failed. The persistent
 // library workspace (config.gpu.workspace) is the replay's first block. Exact mode: allocated peak +
 // context + workspace <= capacity - margin.
-struct CapacityReplay {
+struct CapacityReplay
+{
     bool fits = false;
-    int64_t reservedPeak = 0;  // most bytes the allocator held (workspace included)
-    int64_t retries = 0;       // allocations answered by releasing cached segments
+    int64_t reservedPeak = 0; // most bytes the allocator held (workspace included)
+    int64_t retries = 0;      // allocations answered by releasing cached segments
 };
 int64_t allocatorBudget(const Config& config);
 CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config);

@@ -11,18 +11,19 @@ struct Config;
 struct Evaluation;
 
 // The fine-tuning figures the report shows beside the breakdown (bytes at this configuration).
-struct FineTuneSummary {
-    std::string method;                 // "full", "lora", "qlora"
-    int64_t trainableParams = 0;        // what requires grad (PEFT's print_trainable_parameters)
+struct FineTuneSummary
+{
+    std::string method;          // "full", "lora", "qlora"
+    int64_t trainableParams = 0; // what requires grad (PEFT's print_trainable_parameters)
     int64_t adapterParams = 0;
     int64_t frozenParams = 0;
-    int64_t adapterBytes = 0;           // lora_A/lora_B weights
+    int64_t adapterBytes = 0; // lora_A/lora_B weights
     int64_t adapterGradientBytes = 0;
     int64_t adapterOptimizerBytes = 0;
-    int64_t frozenBytes = 0;            // frozen base weights as stored (quantized ones at their 4/8-bit size)
-    int64_t quantizedBytes = 0;         // the 4/8-bit Linear weights (incl. absmax / scales)
+    int64_t frozenBytes = 0;    // frozen base weights as stored (quantized ones at their 4/8-bit size)
+    int64_t quantizedBytes = 0; // the 4/8-bit Linear weights (incl. absmax / scales)
     int64_t quantizedParams = 0;
-    int64_t dequantTransientBytes = 0;  // the largest dequantized weight (compute dtype), counted at the peak
+    int64_t dequantTransientBytes = 0; // the largest dequantized weight (compute dtype), counted at the peak
 };
 FineTuneSummary summarizeFineTune(const Model& model, const Config& config, const Evaluation& evaluation);
 

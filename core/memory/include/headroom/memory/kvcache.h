@@ -8,7 +8,8 @@
 
 namespace headroom {
 
-struct KvCache {
+struct KvCache
+{
     int layers = 0;                    // distinct layer numbers among the cache inputs
     int tensors = 0;                   // cache inputs (a key and a value per layer)
     int pastSymbol = -1;               // the symbol of the cached length ("past_sequence_length")

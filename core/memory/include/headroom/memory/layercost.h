@@ -6,12 +6,13 @@
 namespace headroom {
 
 // Figures of one layer-tree node, aggregated over its subtree (LayerNode indices).
-struct LayerCost {
+struct LayerCost
+{
     int64_t params = 0;
-    int64_t outputBytes = 0;  // sum of the activation bytes of the subtree's nodes
+    int64_t outputBytes = 0; // sum of the activation bytes of the subtree's nodes
     int64_t savedBytes = 0;
     int64_t nodes = 0;
-    int lastNode = -1;        // last graph node in topological order (its output is the layer's output)
+    int lastNode = -1; // last graph node in topological order (its output is the layer's output)
     bool unknownShape = false;
 };
 

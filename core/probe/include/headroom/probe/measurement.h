@@ -16,15 +16,17 @@ namespace headroom {
 // - torch.cuda.memory._snapshot() saved as JSON (segments, device_traces): the peaks are rebuilt from the
 //   trace's alloc / free_completed / segment_alloc / segment_free actions on top of the state at the start
 //   of the trace (what the end state minus the trace's net change leaves).
-struct Measurement {
+struct Measurement
+{
     std::string file;
-    std::string source;                 // "gpu_truth" or "snapshot"
+    std::string source; // "gpu_truth" or "snapshot"
     std::optional<int64_t> allocatedPeak, reservedPeak, weights, steadyState, outsideAllocator;
 };
 
 // Which gpu_truth line a configuration is: model file stem plus the configuration's values.
-struct MeasurementKey {
-    std::string model;       // file stem, e.g. "resnet50"
+struct MeasurementKey
+{
+    std::string model; // file stem, e.g. "resnet50"
     int64_t batch = 1;
     std::optional<int64_t> seq;
     Config config;

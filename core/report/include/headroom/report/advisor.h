@@ -8,11 +8,12 @@
 namespace headroom {
 
 // One piece of advice: a changed configuration and its measured saving (by re-evaluation, never asserted).
-struct Advice {
+struct Advice
+{
     enum class Kind : uint8_t { Batch, Dtype, Checkpoint, Accumulate, Inplace, Freeze, ZeroStage, Gpu0Batch };
     Kind kind;
-    std::string summary;     // "bf16", "4 checkpoint segments", "batch 48" (English; the GUI translates by kind)
-    Config changed;          // the configuration that realises it
+    std::string summary; // "bf16", "4 checkpoint segments", "batch 48" (English; the GUI translates by kind)
+    Config changed;      // the configuration that realises it
     int64_t needBefore = 0;
     int64_t needAfter = 0;
     int64_t saving() const { return needBefore - needAfter; }
@@ -24,10 +25,11 @@ std::vector<Advice> advise(const Model& model, const Config& config, int maxItem
 
 // What a report has already computed for `config`, so that advise() does not compute it again (each is
 // used only where it is what advise() would compute itself).
-struct AdviceInputs {
-    const EnginePlan* plan = nullptr;                               // makePlan(model, config)
-    const std::vector<CheckpointPoint>* checkpointCurve = nullptr;  // checkpointCurve(model, config, 16)
-    std::optional<int64_t> need;                                    // computeFit(...).needed on one GPU
+struct AdviceInputs
+{
+    const EnginePlan* plan = nullptr;                              // makePlan(model, config)
+    const std::vector<CheckpointPoint>* checkpointCurve = nullptr; // checkpointCurve(model, config, 16)
+    std::optional<int64_t> need;                                   // computeFit(...).needed on one GPU
 };
 std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems = 6);
 

@@ -7,7 +7,8 @@ namespace headroom {
 
 // One row of the displayed layer tree, the same in the GUI, the CLI table and the PDF: a child layer, a
 // graph node, or (shapeNodes non-empty) the one folded "shape computations" row of a layer, which comes last.
-struct TreeEntry {
+struct TreeEntry
+{
     int layer = -1;
     int node = -1;
     std::vector<int> shapeNodes; // graph nodes, topological

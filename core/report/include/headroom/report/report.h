@@ -1,17 +1,18 @@
 #pragma once
-#include "headroom/report/advisor.h"
-#include "headroom/memory/engine.h"
 #include "headroom/hardware/multigpu.h"
+#include "headroom/memory/engine.h"
+#include "headroom/report/advisor.h"
 
-#include <nlohmann/json.hpp>
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 namespace headroom {
 
 // Everything one output (CLI table/JSON, GUI export, PDF) shows for one configuration, computed once.
-struct Report {
+struct Report
+{
     Config config;
     Evaluation evaluation;
     Fit fit;
@@ -20,17 +21,18 @@ struct Report {
     int bestCheckpoint = 1;
     std::vector<std::pair<int64_t, int64_t>> batchSweep; // (batch, need)
     std::vector<Advice> advice;
-    std::optional<nlohmann::json> probe;                 // probe results when run
+    std::optional<nlohmann::json> probe; // probe results when run
     // Per symbol (ReportOptions::symbolMaxima): the largest value that fits with the others as configured;
     // kUnknownMax where no number is honest. Empty when not asked or when the fit is unknown.
     std::vector<int64_t> symbolMax;
     bool cancelled = false; // ReportOptions::cancel stopped it: incomplete, not to be shown
 };
 
-struct ReportOptions {
-    bool timeline = false;  // include the per-step timeline in JSON
-    bool sweep = true;      // compute batch sweep / checkpoint curve / advice (costly parts)
-    int maxSymbol = -1;     // --max SYMBOL: symbol index whose largest fitting value goes in fit.max
+struct ReportOptions
+{
+    bool timeline = false;     // include the per-step timeline in JSON
+    bool sweep = true;         // compute batch sweep / checkpoint curve / advice (costly parts)
+    int maxSymbol = -1;        // --max SYMBOL: symbol index whose largest fitting value goes in fit.max
     bool symbolMaxima = false; // fill Report::symbolMax (the GUI marks each slider's max)
     // Set by another thread when the report is no longer wanted (the GUI's controls moved on): buildReport
     // stops between its searches and returns what it has, which the caller must drop (Report::cancelled).

@@ -11,19 +11,19 @@
 namespace headroom::detail {
 
 // One evaluation of every tensor's dims at concrete symbol values.
-struct EvalResult {
+struct EvalResult
+{
     std::vector<std::vector<int64_t>> dims; // -1 entries: unknown dim
     std::vector<char> known;                // rank and every dim known
     std::vector<int> cause;                 // node that made the tensor unknown
     std::vector<std::string> reason;        // per node: why its outputs are unknown ("" if fine)
     std::vector<DType> dtype;
-    std::vector<int> disagree;              // tensors whose inferred dims differ from the file's value_info
-    std::vector<int> declaredUsed;          // tensors sized from the file's value_info alone
+    std::vector<int> disagree;     // tensors whose inferred dims differ from the file's value_info
+    std::vector<int> declaredUsed; // tensors sized from the file's value_info alone
 };
 
 EvalResult evaluateGraph(const ShapeGraph& g, const Bindings& values);
 bool hasShapeRule(std::string_view op, std::string_view domain);
-
 
 // Fits every tensor's dims as DimExprs, sets Model::tensors[i].shape, Model::oracle, warnings.
 void fitShapes(Model& model, std::shared_ptr<ShapeGraph> graph);
