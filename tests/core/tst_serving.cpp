@@ -119,11 +119,13 @@ void printRow(const std::map<std::string, std::string>& r, const VllmPlan& p)
 {
     if (!std::getenv("HEADROOM_SERVING_TABLE"))
         return;
-    std::printf("| %s | %s/%s | %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %s |\n", r.at("model").c_str(),
-                r.at("tp").c_str(), r.at("pp").c_str(), r.at("max_model_len").c_str(), num(r, "weights_memory_gib"),
-                static_cast<double>(p.weights) / kGiB, r.at("kv_cache_memory_gib").c_str(),
-                static_cast<double>(p.kvCache) / kGiB, num(r, "max_concurrency"), r.at("status").c_str(),
-                p.starts && *p.starts ? "starts" : "does not start");
+    const std::string variant = r.at("dtype").substr(6) + ", " + r.at("quantization") + ", KV " +
+                                r.at("kv_cache_dtype");
+    std::printf("| %s | %s | %s/%s | %s | %.2f | %.2f | %s | %.2f | %.2f | %.2f | %s | %s |\n", r.at("model").c_str(),
+                variant.c_str(), r.at("tp").c_str(), r.at("pp").c_str(), r.at("max_model_len").c_str(),
+                num(r, "weights_memory_gib"), static_cast<double>(p.weights) / kGiB,
+                r.at("kv_cache_memory_gib").c_str(), static_cast<double>(p.kvCache) / kGiB, num(r, "max_concurrency"),
+                p.maxConcurrency, r.at("status").c_str(), p.starts && *p.starts ? "starts" : "does not start");
 }
 
 ServeModel configFor(const std::string& model)

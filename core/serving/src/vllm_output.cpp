@@ -8,7 +8,20 @@
 namespace headroom {
 namespace {
 
-std::string tokensLabel(int64_t n) { return n % 1024 == 0 ? std::to_string(n / 1024) + "k" : formatCount(n); }
+// 131072 -> "131,072": the exact figure vLLM prints, not formatCount's rounded "131 k"
+std::string grouped(int64_t n)
+{
+    const std::string digits = std::to_string(n < 0 ? -n : n);
+    std::string out = n < 0 ? "-" : "";
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string tokensLabel(int64_t n) { return n % 1024 == 0 ? std::to_string(n / 1024) + "k" : grouped(n); }
 
 std::string parallelLabel(const VllmSettings& s)
 {
@@ -25,15 +38,15 @@ std::string vllmSummary(const VllmPlan& p)
     const std::string where = " on " + p.gpu + " (" + parallelLabel(p.settings) + ", vLLM " +
                               std::string(toString(p.version)) + ")";
     if (!p.starts)
-        return p.reason + where;
+        return "cannot tell" + where + ": " + p.reason.substr(p.reason.find(':') + 2);
     const std::string longest = p.maxModelLenThatStarts
-                                    ? "; longest max_model_len that starts: " + formatCount(*p.maxModelLenThatStarts)
+                                    ? "; longest max_model_len that starts: " + grouped(*p.maxModelLenThatStarts)
                                     : "";
     if (!*p.starts)
         return "does not start" + where + ": " + p.reason + longest;
     const auto n = static_cast<int64_t>(std::floor(p.maxConcurrency));
-    return "serves " + formatCount(n) + " concurrent " + tokensLabel(*p.settings.maxModelLen) + "-token request" +
-           (n == 1 ? "" : "s") + where + ": KV cache " + formatBytes(p.kvCache) + " = " + formatCount(p.kvTokens) +
+    return "serves " + grouped(n) + " concurrent " + tokensLabel(*p.settings.maxModelLen) + "-token request" +
+           (n == 1 ? "" : "s") + where + ": KV cache " + formatBytes(p.kvCache) + " = " + grouped(p.kvTokens) +
            " tokens" + longest;
 }
 
