@@ -6,6 +6,7 @@
 #include "hf_moe.h"
 
 #include "headroom/base/error.h"
+#include "onnx_builder.h"
 
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
@@ -15,132 +16,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 namespace headroom {
 namespace {
 
 using json = nlohmann::json;
-
-class Graph
-{
-public:
-    explicit Graph(onnx::GraphProto* g) : m_g(g) {}
-
-    // One node named `scope/op[_k]`; returns its outputs.
-    std::vector<std::string> nodes(const std::string& op, const std::string& scope, const std::vector<std::string>& in,
-                                   int outputs = 1)
-    {
-        const std::string base = scope + "/" + op;
-        const int k = m_count[base]++;
-        const std::string name = k == 0 ? base : base + "_" + std::to_string(k);
-        onnx::NodeProto* n = m_g->add_node();
-        n->set_op_type(op);
-        n->set_name(name);
-        for (const std::string& i : in)
-            n->add_input(i);
-        std::vector<std::string> out;
-        for (int o = 0; o < outputs; ++o) {
-            out.push_back(name + "_output_" + std::to_string(o));
-            n->add_output(out.back());
-        }
-        m_last = n;
-        return out;
-    }
-    std::string node(const std::string& op, const std::string& scope, const std::vector<std::string>& in)
-    {
-        return nodes(op, scope, in)[0];
-    }
-    void attrInt(const std::string& name, int64_t v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::INT);
-        a->set_i(v);
-    }
-    void attrInts(const std::string& name, const std::vector<int64_t>& v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::INTS);
-        for (int64_t x : v)
-            a->add_ints(x);
-    }
-    void attrFloat(const std::string& name, double v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::FLOAT);
-        a->set_f(static_cast<float>(v));
-    }
-    void attrString(const std::string& name, const std::string& v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::STRING);
-        a->set_s(v);
-    }
-
-    std::string ints(const std::vector<int64_t>& v, bool scalar = false)
-    {
-        onnx::TensorProto* t = constant();
-        t->set_data_type(onnx::TensorProto::INT64);
-        if (!scalar)
-            t->add_dims(static_cast<int64_t>(v.size()));
-        for (int64_t x : v)
-            t->add_int64_data(x);
-        return t->name();
-    }
-    std::string boolean(bool v)
-    {
-        onnx::TensorProto* t = constant();
-        t->set_data_type(onnx::TensorProto::BOOL);
-        t->add_int32_data(v ? 1 : 0);
-        return t->name();
-    }
-    std::string scalar(double v)
-    {
-        onnx::TensorProto* t = constant();
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        t->add_float_data(static_cast<float>(v));
-        return t->name();
-    }
-    // A trained tensor: dims only, its bytes live in an external file that is not there.
-    std::string weight(const std::string& name, const std::vector<int64_t>& dims)
-    {
-        onnx::TensorProto* t = m_g->add_initializer();
-        t->set_name(name);
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : dims)
-            t->add_dims(d);
-        t->set_data_location(onnx::TensorProto::EXTERNAL);
-        auto* loc = t->add_external_data();
-        loc->set_key("location");
-        loc->set_value("config.json.weights");
-        return name;
-    }
-
-private:
-    // Shape pieces and scalars as Constant nodes, as torch.onnx writes them: constants, not buffers.
-    onnx::TensorProto* constant()
-    {
-        onnx::NodeProto* n = m_g->add_node();
-        n->set_op_type("Constant");
-        const std::string name = "Constant_" + std::to_string(m_consts++);
-        n->set_name(name);
-        n->add_output(name + "_output_0");
-        onnx::AttributeProto* a = n->add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto::TENSOR);
-        a->mutable_t()->set_name(name + "_output_0");
-        return a->mutable_t();
-    }
-    onnx::GraphProto* m_g;
-    onnx::NodeProto* m_last = nullptr;
-    std::map<std::string, int> m_count;
-    int m_consts = 0;
-};
+using detail::OnnxBuilder;
 
 int64_t need(const json& j, const char* key, const std::string& file)
 {
@@ -175,7 +57,7 @@ bool flag(const json& j, const char* key, bool fallback)
 struct Builder
 {
     const HfArch& a;
-    Graph& g;
+    OnnxBuilder& g;
     double eps;
     double ropeTheta;
     double dropout;                             // gpt2's resid/embd/attn dropout (training mode)
@@ -319,16 +201,6 @@ std::string lower(std::string s)
     return s;
 }
 
-void addInput(onnx::GraphProto* gp)
-{
-    auto* in = gp->add_input();
-    in->set_name("input_ids");
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::INT64);
-    tt->mutable_shape()->add_dim()->set_dim_param("batch");
-    tt->mutable_shape()->add_dim()->set_dim_param("seq");
-}
-
 } // namespace
 
 bool isHfConfigPath(const std::string& path)
@@ -423,7 +295,7 @@ struct SeqShape
     std::string batch, seq, seqScalar, positions;
 };
 
-SeqShape seqShape(Graph& g)
+SeqShape seqShape(OnnxBuilder& g)
 {
     SeqShape s;
     const std::string shape = g.node("Shape", "", {"input_ids"});
@@ -435,7 +307,7 @@ SeqShape seqShape(Graph& g)
 }
 
 // The causal mask as the eager attention path adds it: [B, 1, T, T], 0 or the dtype's minimum.
-std::string causalMask(Graph& g, const SeqShape& ss)
+std::string causalMask(OnnxBuilder& g, const SeqShape& ss)
 {
     const std::string& positions = ss.positions;
     const std::string &batch = ss.batch, &seq = ss.seq;
@@ -453,7 +325,7 @@ std::string causalMask(Graph& g, const SeqShape& ss)
 void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string& positions = ss.positions;
     const std::string &batch = ss.batch, &seq = ss.seq;
     const std::string s = "/" + root + "/rotary_emb";
@@ -484,7 +356,7 @@ void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
 std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& root)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string L = root + ".h." + std::to_string(l);
     const std::string S = "/" + Builder::dotsToPath(L);
     const std::string h = b.layerNorm(x, L + ".ln_1", a.hidden);
@@ -519,7 +391,7 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
 std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string& root, const SeqShape& ss)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string &batch = ss.batch, &seq = ss.seq;
     const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
     const std::string L = root + ".layers." + std::to_string(l);
@@ -569,7 +441,7 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
 std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& L, const std::string& S)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                                      a.hidden);
     if (detail::isMoeLayer(a, l)) {
@@ -611,27 +483,15 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
     return g.node("Add", S, {x, down});
 }
 
-// The logits [batch, seq, vocab] as the graph's output.
-void addLogitsOutput(onnx::GraphProto* gp, const std::string& logits, int64_t vocab)
-{
-    auto* out = gp->add_output();
-    out->set_name(logits);
-    auto* ot = out->mutable_type()->mutable_tensor_type();
-    ot->set_elem_type(onnx::TensorProto::FLOAT);
-    ot->mutable_shape()->add_dim()->set_dim_param("batch");
-    ot->mutable_shape()->add_dim()->set_dim_param("seq");
-    ot->mutable_shape()->add_dim()->set_dim_value(vocab);
-}
-
 // MoE with output_router_logits: transformers'
 // load_balancing_loss_func over every layer's router logits (MOE.md 2.5): cat -> softmax -> top-k -> one_hot
 // (int64 [L*B, T, k, E], the spike) -> float -> means. Its scalar is the graph's second output.
-void auxLoss(Builder& b, onnx::ModelProto& model)
+void auxLoss(Builder& b)
 {
     const HfArch& a = b.a;
     if (!a.moe.auxLoss || b.routerLogits.empty())
         return;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string s = "/aux_loss";
     const std::string cat = g.node("Concat", s, b.routerLogits);
     g.attrInt("axis", 0);
@@ -648,28 +508,18 @@ void auxLoss(Builder& b, onnx::ModelProto& model)
     g.attrInt("keepdims", 0);
     const std::string loss = g.node("ReduceSum", s, {g.node("Mul", s, {tokens, prob})});
     g.attrInt("keepdims", 0);
-    auto* out = model.mutable_graph()->add_output();
-    out->set_name(loss);
-    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    out->mutable_type()->mutable_tensor_type()->mutable_shape();
+    g.scalarOutput(loss, onnx::TensorProto::FLOAT);
 }
 
 std::string buildHfModel(const HfArch& a, const std::string& file)
 {
-    onnx::ModelProto model;
-    model.set_ir_version(8);
-    model.set_producer_name(std::string(kHfConfigProducer));
-    model.set_producer_version("1");
-    auto* op = model.add_opset_import();
-    op->set_domain("");
-    op->set_version(18);
-    auto* mt = model.add_metadata_props();
-    mt->set_key("model_type");
-    mt->set_value(a.modelType);
-    onnx::GraphProto* gp = model.mutable_graph();
-    gp->set_name(a.modelType + " (" + std::filesystem::path(file).filename().string() + ")");
-    addInput(gp);
-    Graph g(gp);
+    OnnxBuilder g({.producer = std::string(kHfConfigProducer),
+                   .opset = 18,
+                   .weightsFile = "config.json.weights",
+                   .namedConstantValues = true},
+                  a.modelType + " (" + std::filesystem::path(file).filename().string() + ")");
+    g.metadata("model_type", a.modelType);
+    g.input("input_ids", onnx::TensorProto::INT64);
     Builder b{a, g, a.normEps, a.ropeTheta, 0.0, {}, {}, {}};
 
     const bool gpt2 = a.modelType == "gpt2";
@@ -703,10 +553,10 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     }
     if (a.finalSoftcap > 0)
         logits = b.softcap(logits, "", a.finalSoftcap);
-    addLogitsOutput(gp, logits, a.vocab);
+    g.output(logits, onnx::TensorProto::FLOAT, a.vocab); // [batch, seq, vocab]
     if (a.moe.experts > 0)
-        auxLoss(b, model);
-    return model.SerializeAsString();
+        auxLoss(b);
+    return g.serialize();
 }
 
 std::string buildHfModelFromPath(const std::string& path)
