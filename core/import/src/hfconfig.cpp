@@ -3,6 +3,8 @@
 // exported file. Module paths follow the model's named_modules() (`model.layers.3.self_attn.q_proj`).
 #include "headroom/import/hfconfig.h"
 
+#include "hf_moe.h"
+
 #include "headroom/base/error.h"
 #include "onnx_builder.h"
 
@@ -58,8 +60,9 @@ struct Builder
     OnnxBuilder& g;
     double eps;
     double ropeTheta;
-    double dropout;             // gpt2's resid/embd/attn dropout (training mode)
-    std::string cos, sin, mask; // shared by every layer
+    double dropout;                             // gpt2's resid/embd/attn dropout (training mode)
+    std::string cos, sin, mask;                 // shared by every layer
+    std::vector<std::string> routerLogits = {}; // MoE layers' router logits, for the auxiliary loss
 
     std::string dropoutOf(const std::string& x, const std::string& scope)
     {
@@ -162,15 +165,28 @@ struct Builder
     }
 
     std::string attention(const std::string& q, const std::string& k, const std::string& v, const std::string& scope,
-                          double scaling)
+                          double scaling, const std::string& sinks = {})
     {
         const std::string kt = g.node("Transpose", scope, {k});
         g.attrInts("perm", {0, 1, 3, 2});
         std::string w = g.node("Mul", scope, {g.node("MatMul", scope, {q, kt}), g.scalar(scaling)});
         if (a.attnSoftcap > 0)
             w = softcap(w, scope, a.attnSoftcap);
-        w = g.node("Softmax", scope, {g.node("Add", scope, {w, mask})});
+        w = g.node("Add", scope, {w, mask});
+        if (!sinks.empty()) {
+            // gpt-oss eager_attention_forward: one learned logit per head joins each row's softmax and is
+            // dropped after it: cat([scores, sinks.expand(B, h, T, 1)], -1) -> softmax -> [..., :-1]
+            const std::string s = g.node("Reshape", scope, {g.weight(sinks, {a.heads}), g.ints({1, a.heads, 1, 1})});
+            const std::string rows = g.node("Slice", scope, {g.node("Shape", scope, {w}), g.ints({0}), g.ints({3})});
+            const std::string shape = g.node("Concat", scope, {rows, g.ints({1})});
+            g.attrInt("axis", 0);
+            w = g.node("Concat", scope, {w, g.node("Expand", scope, {s, shape})});
+            g.attrInt("axis", -1);
+        }
+        w = g.node("Softmax", scope, {w});
         g.attrInt("axis", -1);
+        if (!sinks.empty())
+            w = g.node("Slice", scope, {w, g.ints({0}), g.ints({-1}), g.ints({-1})});
         w = dropoutOf(w, scope + "/attn_dropout");
         std::string o = g.node("Transpose", scope, {g.node("MatMul", scope, {w, v})});
         g.attrInts("perm", {0, 2, 1, 3});
@@ -254,12 +270,14 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.gemmaNorms = t == "gemma2";
         a.attnSoftcap = t == "gemma2" ? number(j, "attn_logit_softcapping", 0) : 0;
         a.finalSoftcap = t == "gemma2" ? number(j, "final_logit_softcapping", 0) : 0;
-    } else if (t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe" || t == "deepseek_v2" || t == "deepseek_v3") {
-        throw Error(file + ": not supported yet: " + t + " (mixture of experts: per-expert routing is not modelled)");
+    } else if (detail::isMoeModelType(t)) {
+        detail::parseMoeConfig(j, a, file);
     } else {
         throw Error(file + ": not supported yet: " + t);
     }
     a.headDim = optional(j, "head_dim", a.hidden / a.heads, file);
+    if (a.mla.kvLoraRank > 0) // MLA: rotary tables and rotate_half cover the rope part only
+        a.headDim = a.mla.rope;
     if (a.hidden % a.heads != 0 && !j.contains("head_dim"))
         throw Error(file + ": hidden size " + std::to_string(a.hidden) + " is not a multiple of " +
                     std::to_string(a.heads) + " heads");
@@ -366,6 +384,8 @@ std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& r
     return g.node("Add", S, {x, down});
 }
 
+std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& L, const std::string& S);
+
 // One Llama-style decoder layer (Llama, Mistral, Qwen2/3, Gemma/Gemma 2, Phi-3): RMSNorm, attention with
 // rotary positions and grouped KV heads, gated MLP.
 std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string& root, const SeqShape& ss)
@@ -380,6 +400,10 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     const std::string A = L + ".self_attn";
     const std::string AS = S + "/self_attn";
     std::string q, k, v;
+    if (a.mla.kvLoraRank > 0) {
+        x = g.node("Add", S, {x, detail::mlaAttention(b, h, A, AS)});
+        return mlp(b, x, l, L, S);
+    }
     if (a.modelType == "phi3") {
         const std::string qkv = b.linear(h, A + ".qkv_proj", a.hidden, qDim + 2 * kvDim, false);
         const auto parts = g.nodes("Split", AS, {qkv, g.ints({qDim, kvDim, kvDim})}, 3);
@@ -387,6 +411,12 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
         q = b.heads(parts[0], AS, a.heads);
         k = b.heads(parts[1], AS, a.kvHeads);
         v = b.heads(parts[2], AS, a.kvHeads);
+    } else if (a.qkNormFull) {
+        // OLMoE: q_norm/k_norm over the whole projections, before the heads are split
+        q = b.heads(b.rmsNorm(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), A + ".q_norm", qDim), AS, a.heads);
+        k = b.heads(b.rmsNorm(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), A + ".k_norm", kvDim), AS,
+                    a.kvHeads);
+        v = b.heads(b.linear(h, A + ".v_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads);
     } else {
         q = b.heads(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), AS, a.heads, a.qkNorm ? A + ".q_norm" : "");
         k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads,
@@ -399,13 +429,32 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     v = b.repeatKv(v, AS, batch, seq);
     // Gemma 2 scales by query_pre_attn_scalar^-0.5 (its configs set it to head_dim)
     const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
-    std::string o = b.attention(q, k, v, AS, scaling);
+    std::string o = b.attention(q, k, v, AS, scaling, a.sinks ? A + ".sinks" : "");
     o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
     if (a.gemmaNorms)
         o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
     x = g.node("Add", S, {x, o});
+    return mlp(b, x, l, L, S);
+}
+
+// The feed-forward half of a decoder layer: norm, gated MLP (or routed experts), residual.
+std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& L, const std::string& S)
+{
+    const HfArch& a = b.a;
+    OnnxBuilder& g = b.g;
     const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                                      a.hidden);
+    if (detail::isMoeLayer(a, l)) {
+        auto linear = [&](const std::string& in, const std::string& module, int64_t i, int64_t o, bool bias) {
+            return b.linear(in, module, i, o, bias);
+        };
+        auto silu = [&](const std::string& in, const std::string& scope) {
+            return g.node("Mul", scope, {in, g.node("Sigmoid", scope, {in})});
+        };
+        const std::string y = detail::moeBlock(g, a, h2, L + "." + detail::moeModule(a), linear, Builder::dotsToPath,
+                                               silu, b.routerLogits);
+        return g.node("Add", S, {x, y});
+    }
     const std::string M = L + ".mlp";
     const std::string MS = S + "/mlp";
     std::string gate, up;
@@ -432,6 +481,34 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     if (a.gemmaNorms)
         down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
     return g.node("Add", S, {x, down});
+}
+
+// MoE with output_router_logits: transformers'
+// load_balancing_loss_func over every layer's router logits (MOE.md 2.5): cat -> softmax -> top-k -> one_hot
+// (int64 [L*B, T, k, E], the spike) -> float -> means. Its scalar is the graph's second output.
+void auxLoss(Builder& b)
+{
+    const HfArch& a = b.a;
+    if (!a.moe.auxLoss || b.routerLogits.empty())
+        return;
+    OnnxBuilder& g = b.g;
+    const std::string s = "/aux_loss";
+    const std::string cat = g.node("Concat", s, b.routerLogits);
+    g.attrInt("axis", 0);
+    const std::string probs = g.node("Softmax", s, {cat});
+    g.attrInt("axis", -1);
+    const auto top = g.nodes("TopK", s, {probs, g.ints({a.moe.topK})}, 2);
+    g.attrInt("axis", -1);
+    const std::string hot = g.node("OneHot", s, {top[1], g.ints({a.moe.experts}, true), g.ints({0, 1})});
+    std::string f = g.node("Cast", s, {hot});
+    g.attrInt("to", onnx::TensorProto::FLOAT);
+    const std::string tokens = g.node("ReduceMean", s, {f, g.ints({0, 1})});
+    g.attrInt("keepdims", 0);
+    const std::string prob = g.node("ReduceMean", s, {probs, g.ints({0, 1})});
+    g.attrInt("keepdims", 0);
+    const std::string loss = g.node("ReduceSum", s, {g.node("Mul", s, {tokens, prob})});
+    g.attrInt("keepdims", 0);
+    g.scalarOutput(loss, onnx::TensorProto::FLOAT);
 }
 
 std::string buildHfModel(const HfArch& a, const std::string& file)
@@ -477,6 +554,8 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     if (a.finalSoftcap > 0)
         logits = b.softcap(logits, "", a.finalSoftcap);
     g.output(logits, onnx::TensorProto::FLOAT, a.vocab); // [batch, seq, vocab]
+    if (a.moe.experts > 0)
+        auxLoss(b);
     return g.serialize();
 }
 

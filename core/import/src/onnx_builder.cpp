@@ -46,6 +46,15 @@ void OnnxBuilder::input(const std::string& name, int elemType, int64_t lastDim)
     addValue(m_g->mutable_input(), name, elemType, lastDim);
 }
 
+void OnnxBuilder::scalarOutput(const std::string& name, int elemType)
+{
+    auto* out = m_g->add_output();
+    out->set_name(name);
+    auto* t = out->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(elemType);
+    t->mutable_shape();
+}
+
 void OnnxBuilder::output(const std::string& name, int elemType, int64_t lastDim)
 {
     addValue(m_g->mutable_output(), name, elemType, lastDim);

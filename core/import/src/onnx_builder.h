@@ -33,6 +33,8 @@ public:
     // Graph inputs and outputs with dims [batch, seq], or [batch, seq, lastDim] when lastDim > 0.
     void input(const std::string& name, int elemType, int64_t lastDim = 0);
     void output(const std::string& name, int elemType, int64_t lastDim = 0);
+    // A scalar graph output (a loss).
+    void scalarOutput(const std::string& name, int elemType);
 
     // A node named `scope/op`, then `scope/op_1`, ..., as torch.onnx names an op repeated in one module.
     // Outputs are named `<node>_output_<k>`.
