@@ -5,7 +5,7 @@
 //
 // This file walks the iteration's structure once per plan and switch setting and records it as a flat
 // program (timeline_program.h); no byte count is read here except through a recorded guard.
-#include "timeline_program.h"
+#include "timeline/timeline_program.h"
 
 #include <algorithm>
 #include <unordered_set>
