@@ -252,11 +252,6 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"gpu", report.fit.gpu},         {"capacity", report.fit.capacity}, {"needed", report.fit.needed},
         {"fits", report.fit.fitsSafely}, {"headroom", report.fit.headroom}, {"max_batch", report.fit.maxBatch},
     };
-    // The model's own verdict and max batch, without the safety margin (docs/ACCURACY.md), when they differ.
-    if (report.fit.fits != report.fit.fitsSafely)
-        j["fit"]["fits_expected"] = report.fit.fits;
-    if (report.fit.expectedMaxBatch != report.fit.maxBatch)
-        j["fit"]["max_batch_expected"] = report.fit.expectedMaxBatch;
     if (report.fit.maxBatch == kUnknownMax)
         j["fit"]["max_batch"] = nullptr;
     if (report.fit.sizesUnknown) {
