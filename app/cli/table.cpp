@@ -246,15 +246,20 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
     if (f.capacity > 0 && f.sizesUnknown) {
         out << "Fit on " << f.gpu << " (" << formatBytes(f.capacity) << "): " << unknownFitText(model, f) << "\n";
     } else if (f.capacity > 0) {
-        if (f.fits)
+        if (f.fitsSafely)
             out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
                 << " headroom";
+        else if (f.fits)
+            out << "May not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
+                << " headroom expected, less than the safety margin";
         else
             out << "Does not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - needs "
                 << formatBytes(f.needed);
         if (f.maxBatch == kUnknownMax)
             out << ", max batch: cannot tell (the need stays under capacity up to batch " << (int64_t{1} << 20)
                 << ")\n";
+        else if (f.expectedMaxBatch != f.maxBatch)
+            out << ", max batch " << f.maxBatch << " - " << f.expectedMaxBatch << " expected\n";
         else
             out << ", max batch " << f.maxBatch << "\n";
     }

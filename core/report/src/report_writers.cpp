@@ -164,8 +164,8 @@ json finetuneJson(const Model& model, const Report& report)
 json fitJson(const Model& model, const Fit& fit)
 {
     json j = {
-        {"gpu", fit.gpu},   {"capacity", fit.capacity}, {"needed", fit.needed},
-        {"fits", fit.fits}, {"headroom", fit.headroom}, {"max_batch", fit.maxBatch},
+        {"gpu", fit.gpu},         {"capacity", fit.capacity}, {"needed", fit.needed},
+        {"fits", fit.fitsSafely}, {"headroom", fit.headroom}, {"max_batch", fit.maxBatch},
     };
     if (fit.maxBatch == kUnknownMax)
         j["max_batch"] = nullptr;
