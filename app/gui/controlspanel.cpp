@@ -129,7 +129,9 @@ void ControlsPanel::describeControls()
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
     m_dtype->setObjectName(QStringLiteral("dtypeCombo"));
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
-    m_gpu->setToolTip(tr("The GPU the verdict is for: its memory as PyTorch sees it, minus the CUDA context."));
+    m_gpu->setToolTip(tr("The GPU the verdict is for. Every preset's capacity is the device total PyTorch reports "
+                         "(torch.cuda.mem_get_info, the \"total capacity\" of its out-of-memory message), a few "
+                         "hundred MiB below nvidia-smi's; the CUDA context comes off it."));
     m_capacity->setToolTip(tr("Memory of a GPU not in the list, in GiB."));
     m_units->setToolTip(
         tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
