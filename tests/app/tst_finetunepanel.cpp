@@ -1,6 +1,7 @@
 // The fine-tuning panel as a new user meets it: open Llama-3.1-8B's config.json, pick the QLoRA recipe on
 // an RTX 4090 at seq 2048, read the verdict; switch to LoRA in bf16 and see it stop fitting. Every figure
 // must equal core's report for the configuration the CLI builds from the same flags.
+#include "configundo.h"
 #include "controlspanel.h"
 #include "finetunepanel.h"
 #include "logslider.h"
@@ -20,9 +21,12 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
 
 using namespace gui;
 using namespace headroom;
@@ -161,6 +165,7 @@ private slots:
         FineTunePanel panel;
         QSignalSpy changed(&panel, &FineTunePanel::changed);
         QSignalSpy optimizer(&panel, &FineTunePanel::optimizerRequested);
+        QSignalSpy precision(&panel, &FineTunePanel::precisionRequested);
         (qlora ? panel.qloraButton() : panel.peftButton())->click();
         QCOMPARE(changed.size(), 1); // one recompute (and at most one reload) per click
         const FineTune f = panel.fineTune();
@@ -174,9 +179,12 @@ private slots:
         QCOMPARE(int(f.quant), quant);
         QCOMPARE(f.layerCheckpoint, layerCheckpoint);
         QCOMPARE(optimizer.size(), qlora ? 1 : 0);
+        QCOMPARE(precision.size(), qlora ? 1 : 0);
         if (qlora) {
             QVERIFY(f == qloraPaper());
             QVERIFY(optimizer.first().first().value<Optimizer>() == Optimizer::PagedAdamW);
+            // qlora.py's --bf16 (TrainingArguments(bf16=True)): the recipe sets the compute precision too.
+            QVERIFY(precision.first().first().value<DtypePolicy>() == DtypePolicy::AmpBF16);
         }
     }
 
@@ -263,8 +271,9 @@ private slots:
         QCOMPARE(controls->symbolSlider(w.session()->model()->symbolIndex("seq"))->value(), 2048);
         QVERIFY(waitForReport(w));
         Model cliModel;
-        // headroom-cli Llama-3.1-8B.json --recipe qlora-paper --gpu "RTX 4090" --set seq=2048
-        Report cli = cliReport(qloraPaper(), DtypePolicy::FP32, Optimizer::PagedAdamW, cliModel);
+        // headroom-cli Llama-3.1-8B.json --recipe qlora-paper --gpu "RTX 4090" --set seq=2048 (amp-bf16)
+        QVERIFY(w.session()->config().dtype == DtypePolicy::AmpBF16);
+        Report cli = cliReport(qloraPaper(), DtypePolicy::AmpBF16, Optimizer::PagedAdamW, cliModel);
         compare(w, cli, cliModel);
         // ... with --dtype bf16 (docs/FINETUNING.md's table): it fits, and the banner gives the max batch.
         selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
@@ -315,6 +324,104 @@ private slots:
         QVERIFY(waitForReport(w));
         QCOMPARE(w.session()->config().finetune.lora.r, 0);
         QCOMPARE(w.session()->model()->info.file.ends_with("resnet18.onnx"), true);
+    }
+
+    // Undo covers the sliders: a move of the batch slider is one Ctrl+Z away, and a drag across several
+    // stops is one step of the history.
+    void undoSliderMove()
+    {
+        ControlsPanel panel;
+        QUndoStack stack;
+        ConfigUndo undo(&panel, &stack);
+        const Model m = loadModel(kLlamaPath);
+        panel.setModel(m);
+        undo.reset();
+        LogSlider* batch = panel.batchSlider();
+        QVERIFY(batch);
+        const int before = batch->value();
+        batch->slider()->setValue(batch->positionFor(8));
+        QCOMPARE(batch->value(), 8);
+        QCOMPARE(stack.count(), 1);
+        stack.undo();
+        QCOMPARE(batch->value(), before);
+        QCOMPARE(panel.config().symbols[size_t(m.batchSymbol)], int64_t(before));
+        stack.redo();
+        QCOMPARE(batch->value(), 8);
+        // A drag: pressed, three stops, released: one entry that undoes to where the drag began.
+        batch->slider()->setSliderDown(true);
+        emit batch->slider()->sliderPressed();
+        for (int v : {16, 32, 64})
+            batch->slider()->setValue(batch->positionFor(v));
+        batch->slider()->setSliderDown(false);
+        QCOMPARE(stack.count(), 2);
+        stack.undo();
+        QCOMPARE(batch->value(), 8);
+        // The sequence slider too.
+        LogSlider* seq = panel.findChild<LogSlider*>(QStringLiteral("symbol_seq"));
+        QVERIFY(seq);
+        const int seqBefore = seq->value();
+        seq->setValue(4096);
+        stack.undo();
+        QCOMPARE(seq->value(), seqBefore);
+    }
+
+    // Sliders snap to round values: powers of two for the batch, multiples of 128 for the sequence; with a
+    // largest fitting value known the slider ends at twice it, and the widget keeps its width.
+    void sliderStops()
+    {
+        ControlsPanel panel;
+        panel.setModel(loadModel(kLlamaPath));
+        LogSlider* batch = panel.batchSlider();
+        for (int v : batch->stops())
+            QVERIFY2((v & (v - 1)) == 0, qPrintable(QString::number(v)));
+        LogSlider* seq = panel.findChild<LogSlider*>(QStringLiteral("symbol_seq"));
+        for (int v : seq->stops())
+            QVERIFY2(v < 128 ? (v & (v - 1)) == 0 : v % 128 == 0, qPrintable(QString::number(v)));
+        QVERIFY(batch->slider()->minimumWidth() >= 160);
+        panel.resize(500, 800);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const int width = seq->width();
+        const int sliderWidth = seq->slider()->width();
+        seq->setValue(2048);
+        seq->setMaxMark(4949);
+        // 2 x 4949 = 9898: the slider ends at the first stop at or above it, 8192 x 1.25 = 10240.
+        QCOMPARE(seq->valueAt(seq->slider()->maximum()), 10240);
+        QCoreApplication::processEvents();
+        QCOMPARE(seq->width(), width);
+        QCOMPARE(seq->slider()->width(), sliderWidth);
+        seq->setMaxMark(0);
+        QCOMPARE(seq->valueAt(seq->slider()->maximum()), seq->spinBox()->maximum() >= 65536 ? 65536 : 0);
+    }
+
+    // Settings belong to the model they were set on: LoRA in bf16 with paged AdamW on Llama, then another
+    // model opened: it starts from the defaults (full fine-tuning, fp32, Adam, its own default sizes); the
+    // GPU stays.
+    void secondModelStartsFromDefaults()
+    {
+        ControlsPanel panel;
+        panel.setModel(loadModel(kLlamaPath));
+        panel.fineTunePanel()->qloraButton()->click();
+        selectData(panel.findChild<QComboBox*>(QStringLiteral("gpuCombo")), QStringLiteral("GeForce RTX 4090 24 GB"));
+        panel.findChild<LogSlider*>(QStringLiteral("symbol_seq"))->setValue(2048);
+        QVERIFY(panel.config().optimizer == Optimizer::PagedAdamW);
+        QVERIFY(panel.config().dtype == DtypePolicy::AmpBF16);
+        const Model other = loadModel(HEADROOM_SOURCE_DIR "/resources/samples/gpt2.json");
+        panel.setModel(other);
+        const Config c = panel.config();
+        const Config defaults;
+        QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::Full);
+        QVERIFY(c.finetune == FineTune{});
+        QVERIFY(c.dtype == defaults.dtype);
+        QVERIFY(c.optimizer == defaults.optimizer);
+        QCOMPARE(c.checkpointSegments, 0);
+        for (size_t i = 0; i < other.symbols.size(); ++i)
+            QCOMPARE(c.symbols[i], other.symbols[i].value);
+        QCOMPARE(c.gpu.name, std::string("GeForce RTX 4090 24 GB"));
+        // The same model again keeps what was set on it.
+        panel.fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
+        panel.setModel(other);
+        QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::LoRA);
     }
 
     void wheelDoesNotChangeFineTuning()
