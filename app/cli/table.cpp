@@ -1,6 +1,7 @@
 // headroom-cli's human-readable report: header, layer table, memory, peak, verdict and warnings, one step each.
 #include "table.h"
 
+#include "headroom/memory/finetune_summary.h"
 #include "headroom/memory/kvcache.h"
 
 #include "headroom/base/format.h"
@@ -91,7 +92,8 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             r.op = n.op;
             r.shape = shapeOf(entry.node);
         } else {
-            r.name += "shape computations (" + std::to_string(nodes.size()) + " nodes)";
+            r.name += "shape computations (" + std::to_string(nodes.size()) +
+                      (nodes.size() == 1 ? " node)" : " nodes)");
         }
         r.params = params ? formatCount(params) : "--";
         r.activations = unknown ? "unknown" : formatBytes(out);
@@ -113,6 +115,7 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
 {
     const Evaluation& e = report.evaluation;
     const Config& cfg = report.config;
+    const ParamCounts params = countParams(model, cfg);
     std::string opset;
     for (const auto& [domain, version] : model.info.opsets)
         if (domain.empty() || domain == "ai.onnx")
@@ -120,7 +123,8 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
     out << "Model    " << model.info.file << "\n";
     out << "         " << (model.info.producer.empty() ? "unknown producer" : model.info.producer) << ", IR "
         << model.info.irVersion << ", opset " << (opset.empty() ? "?" : opset) << ", " << model.nodes.size()
-        << " nodes, " << formatCount(model.params.trainable) << " trainable params"
+        << " nodes, " << formatCount(params.total()) << " params: " << formatCount(params.trainable) << " trainable, "
+        << formatCount(params.frozen) << " frozen"
         << (model.info.externalDataMissing ? " (external weights absent: not needed)" : "") << "\n";
     out << "Symbols  ";
     for (size_t i = 0; i < model.symbols.size(); ++i)
@@ -163,8 +167,10 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
     int64_t outputs = 0;
     for (const NodeCost& c : e.nodes)
         outputs += c.outputBytes;
-    out << "Total params: " << model.params.trainable << " trainable (" << formatBytes(model.params.trainableBytes)
-        << "), " << model.params.buffers << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
+    const ParamCounts params = countParams(model, report.config);
+    out << "Total params: " << params.total() << " (" << formatBytes(model.params.trainableBytes)
+        << "): " << params.trainable << " trainable, " << params.frozen << " frozen; " << model.params.buffers
+        << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
     out << "Sum of node outputs: " << formatBytes(outputs) << "\n\n";
 }
 
