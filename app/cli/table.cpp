@@ -236,6 +236,24 @@ void writePeakAndGpus(std::ostream& out, const Model& model, const Report& repor
     }
 }
 
+// The plan that makes it fit (FitPlan), as the GUI's banner and the PDF say it.
+void writePlan(std::ostream& out, const FitPlan& p)
+{
+    if (p.fitsBefore || p.capacity <= 0)
+        return;
+    if (p.steps.empty()) {
+        out << "No change Headroom knows of makes it fit\n";
+        return;
+    }
+    out << (!p.fits ? "Closest plan, still too big:" : p.sameGpu ? "To fit:" : "Nothing fits this GPU; it fits with:");
+    for (size_t i = 0; i < p.steps.size(); ++i)
+        out << (i ? " +" : "") << " " << p.steps[i].summary << " (-" << formatBytes(p.steps[i].saving) << ")";
+    out << " -> needs " << formatBytes(p.needAfter);
+    if (p.fits)
+        out << ", " << formatBytes(p.capacity - p.needAfter) << " to spare";
+    out << "\n";
+}
+
 // The verdict, the largest batch or symbol value that fits, and what would help.
 void writeFit(std::ostream& out, const Model& model, const Report& report)
 {
@@ -264,11 +282,13 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
         else
             out << "Max " << name << " that fits: " << f.maxSymbolValue << "\n";
     }
+    writePlan(out, report.fitPlan);
     if (!report.advice.empty() && !f.sizesUnknown && (!f.fits || f.capacity == 0)) {
+        // One change at a time, each saying whether it alone would fit (the plan above combines them).
         out << "Try:";
         for (size_t i = 0; i < report.advice.size() && i < 4; ++i)
             out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving())
-                << ")";
+                << (report.advice[i].fitsAfter ? ", fits" : ", still does not fit") << ")";
         out << "\n";
     }
     if (const auto kv = kvCache(model))

@@ -1,6 +1,8 @@
 // The breakdown chart: the bars' segments from the report (one bar, or one per GPU), then the stacked plot.
 #include "breakdownchart.h"
 
+#include "plantext.h"
+
 #include <QHelpEvent>
 #include <QLocale>
 #include <QToolTip>
@@ -137,6 +139,34 @@ void BreakdownChart::setReport(const headroom::Model&, const headroom::Report& r
     else
         addSingleBar(report);
     plotBars(report);
+    makeSummary(report);
+}
+
+void BreakdownChart::makeSummary(const headroom::Report& report)
+{
+    // The heaviest GPU's bar (the one the verdict is about), its categories largest first.
+    size_t heaviest = 0;
+    for (size_t g = 1; g < m_bars.size(); ++g)
+        if (barTotal(m_bars[g]) > barTotal(m_bars[heaviest]))
+            heaviest = g;
+    std::vector<Segment> parts = m_bars.empty() ? std::vector<Segment>{} : m_bars[heaviest];
+    std::stable_sort(parts.begin(), parts.end(), [](const Segment& a, const Segment& b) { return a.bytes > b.bytes; });
+    QStringList items;
+    for (const Segment& s : parts)
+        if (s.bytes > 0)
+            //: one part of the need: %1 category, %2 its bytes
+            items << tr("%1 %2").arg(s.label, bytesText(s.bytes, m_units));
+    const int64_t need = m_bars.empty() ? 0 : barTotal(m_bars[heaviest]);
+    QString text = m_capacity > 0
+                       //: %1 the need, %2 the GPU's capacity, %3 the parts of the need
+                       ? tr("Needs %1 of %2: %3.")
+                             .arg(bytesText(need, m_units), bytesText(m_capacity, m_units), items.join(tr(", ")))
+                       //: %1 the need, %2 the parts of the need
+                       : tr("Needs %1: %2.").arg(bytesText(need, m_units), items.join(tr(", ")));
+    if (const QString plan = planText(report.fitPlan, m_units); !plan.isEmpty())
+        text += QLatin1Char(' ') + plan;
+    m_summary = text;
+    emit summaryChanged(m_summary);
 }
 
 void BreakdownChart::addClusterBars(const headroom::Report& report)
@@ -239,8 +269,11 @@ void BreakdownChart::plotBars(const headroom::Report& report)
         line->setPen(QPen(palette().color(QPalette::WindowText), 2, Qt::DashLine));
         auto* label = new QCPItemText(p);
         label->position->setCoords(static_cast<double>(m_capacity), static_cast<double>(m_bars.size()) - 0.4 + 0.6);
-        label->setPositionAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        label->setPadding(QMargins(0, 0, 6, 0));
+        // Left of the line, unless the line is near the axis's start (a need far beyond the GPU): then right
+        // of it, so the GPU's name is not cut by the axis.
+        const bool nearStart = static_cast<double>(m_capacity) < 0.3 * static_cast<double>(widest);
+        label->setPositionAlignment((nearStart ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+        label->setPadding(nearStart ? QMargins(6, 0, 0, 0) : QMargins(0, 0, 6, 0));
         label->setText(tr("%1: %2").arg(gpuDisplayName(report.fit.gpu), bytesText(m_capacity, m_units)));
     }
     addValueLabels();

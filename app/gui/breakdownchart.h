@@ -41,16 +41,23 @@ public:
     // text "Weights 15.0 GiB" (one bar: its figures without hovering).
     QString segmentToolTip(size_t bar, size_t segment) const;
     QString legendText(size_t segment) const;
+    // The bar's figures in one sentence, with the plan to fit when it does not ("Needs 29.2 GiB of 23.6 GiB:
+    // weights 15.0 GiB, activations 12.8 GiB, … To fit: per-layer checkpointing (−9.28 GiB) → …").
+    QString summary() const { return m_summary; }
     // The segment under a point of the plot, or {-1, -1}.
     std::pair<int, int> segmentAt(QPoint pos) const;
     // The value labels drawn on the bars at the current size.
     QStringList visibleValueLabels() const;
+
+signals:
+    void summaryChanged(const QString& summary);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void addValueLabels();
+    void makeSummary(const headroom::Report& report);
     void fitValueLabels();
     void addClusterBars(const headroom::Report& report); // one bar per GPU of a multi-GPU strategy
     void addSingleBar(const headroom::Report& report);
@@ -60,6 +67,7 @@ private:
     std::vector<int64_t> m_allocated;
     int64_t m_capacity = 0;
     std::vector<std::pair<QCPItemText*, int64_t>> m_valueLabels;
+    QString m_summary;
 };
 
 } // namespace gui

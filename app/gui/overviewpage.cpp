@@ -17,6 +17,13 @@ OverviewPage::OverviewPage(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     auto* title = new QLabel(tr("Where the memory goes at the peak"), this);
     layout->addWidget(title);
+    // The bar's figures in words (the verdict's, with the plan to fit), readable without hovering.
+    auto* summary = new QLabel(this);
+    summary->setObjectName(QStringLiteral("breakdownSummary"));
+    summary->setWordWrap(true);
+    summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(m_breakdown, &BreakdownChart::summaryChanged, summary, &QLabel::setText);
+    layout->addWidget(summary);
     layout->addWidget(m_breakdown, 2);
     // Per kind folds the nodes a repeated block has in every copy (an LLM's 32 identical decoder layers)
     // into one bar; per layer lists the nodes one by one.

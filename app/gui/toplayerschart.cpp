@@ -160,7 +160,8 @@ void TopLayersChart::plotEntries()
     QStringList shown;
     for (const Entry& e : entries()) {
         m_paths << e.path;
-        shown << (e.count > 1 ? tr("%1 × %n layer(s)", nullptr, e.count).arg(e.path) : e.path);
+        //: a bar of repeated layers: %1 the path with each block number as "*", %2 how many blocks
+        shown << (e.count > 1 ? tr("%1 × %2 layers").arg(e.path).arg(e.count) : e.path);
     }
     m_labels = distinctLabels(shown, metrics, 260);
     const std::vector<Entry>& list = entries();

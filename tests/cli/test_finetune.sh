@@ -64,5 +64,21 @@ printf '{"model_type": "llama",' >"$tmp/broken.json"
 check "broken json exits 1" expect_exit 1 "$tmp/broken.json"
 check "broken json: one line naming it" one_line_naming "broken.json: not a valid JSON file"
 
+# Issue 25's acceptance case: LoRA r16 on q,v in bf16 at seq 2048 needs ~29 GiB on a 23.6 GiB RTX 4090; the
+# plan's first step (per-layer checkpointing) makes it fit, and the table says so.
+llama="$data/../../resources/samples/Llama-3.1-8B.json"
+check "llama lora json exits 0" expect_exit 0 "$llama" --gpu "RTX 4090" --lora r=16,targets=q_proj,v_proj --dtype bf16 --set seq=2048 --json
+check "plan fits after its first step" python3 -c "
+import json, sys
+j = json.load(open('$tmp/out'))
+p = j['plan']
+assert not j['fit']['fits'] and not p['fits_before'] and p['fits_after'], p
+assert p['steps'][0]['kind'] == 'layer_checkpoint', p['steps']
+assert p['steps'][0]['needed_after'] <= j['fit']['capacity'], p
+"
+check "llama lora table exits 0" expect_exit 0 "$llama" --gpu "RTX 4090" --lora r=16,targets=q_proj,v_proj --dtype bf16 --set seq=2048
+check "table: to fit" grep -q "^To fit: per-layer checkpointing (-" "$tmp/out"
+check "table: a lone change says it does not fit" grep -q "checkpoint segments (-.*, still does not fit)" "$tmp/out"
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -91,7 +91,7 @@ private slots:
         QVERIFY(plan.fits);
         QVERIFY(plan.sameGpu);
         QCOMPARE(plan.steps.size(), size_t(1));
-        QCOMPARE(plan.steps.front().kind, PlanStep::Kind::LayerCheckpoint);
+        QVERIFY(plan.steps.front().kind == PlanStep::Kind::LayerCheckpoint);
         Config expect = c;
         expect.finetune.layerCheckpoint = true;
         const int64_t need = freshNeed(m, expect);
@@ -152,7 +152,7 @@ private slots:
         QVERIFY(plan.fits);
         QVERIFY(!plan.steps.empty());
         const PlanStep& last = plan.steps.back();
-        QCOMPARE(last.kind, PlanStep::Kind::ShorterSequence);
+        QVERIFY(last.kind == PlanStep::Kind::ShorterSequence);
         QCOMPARE(last.value % 128, int64_t(0));
         Config longer = plan.config;
         const int seq = int(

@@ -406,4 +406,39 @@ FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* kn
     return plan;
 }
 
+std::string_view toString(PlanStep::Kind kind) noexcept
+{
+    switch (kind) {
+    case Kind::PagedOptimizer: return "paged_optimizer";
+    case Kind::Accumulate: return "accumulate";
+    case Kind::LayerCheckpoint: return "layer_checkpoint";
+    case Kind::Segments: return "checkpoint_segments";
+    case Kind::Shard: return "shard";
+    case Kind::Optimizer8bit: return "optimizer_8bit";
+    case Kind::Bf16: return "bf16";
+    case Kind::QLora: return "qlora";
+    case Kind::Offload: return "offload";
+    case Kind::ShorterSequence: return "shorter_sequence";
+    case Kind::SmallerBatch: return "smaller_batch";
+    case Kind::MoreGpus: return "more_gpus";
+    case Kind::LargerGpu: return "larger_gpu";
+    }
+    return "unknown";
+}
+
+nlohmann::json toJson(const FitPlan& plan)
+{
+    nlohmann::json steps = nlohmann::json::array();
+    for (const PlanStep& s : plan.steps)
+        steps.push_back({{"kind", toString(s.kind)},
+                         {"summary", s.summary},
+                         {"value", s.value},
+                         {"name", s.name},
+                         {"saving", s.saving},
+                         {"needed_after", s.needAfter}});
+    return {{"fits_before", plan.fitsBefore}, {"fits_after", plan.fits},   {"needed_before", plan.needBefore},
+            {"needed_after", plan.needAfter}, {"capacity", plan.capacity}, {"same_gpu", plan.sameGpu},
+            {"steps", std::move(steps)}};
+}
+
 } // namespace headroom

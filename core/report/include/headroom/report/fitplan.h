@@ -2,7 +2,9 @@
 #include "headroom/memory/engine.h"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace headroom {
@@ -53,5 +55,12 @@ struct FitPlan
 // Searches a plan for `config` (one GPU or config.gpus under its strategy). `known` is the plan a report
 // already holds for `config` (or null).
 FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known = nullptr);
+
+// "layer_checkpoint", "qlora", "shorter_sequence", ...: the kind's name in JSON.
+std::string_view toString(PlanStep::Kind kind) noexcept;
+// The JSON "plan" object (docs/DESIGN.md "Machine-readable output"): fits_before, fits_after, needed_before,
+// needed_after, capacity, same_gpu and the steps, each with its kind, summary, value, name, saving and the
+// need after it.
+nlohmann::json toJson(const FitPlan& plan);
 
 } // namespace headroom
