@@ -2179,6 +2179,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>%1 total (%2), %3 buffers (%4)</source>
         <translation>共 %1（%2），%3 个缓冲区元素（%4）</translation>
     </message>
+    <message>
+        <source>%1 (architecture only: no weights, none needed)</source>
+        <translation>%1（仅结构：不含权重，也不需要）</translation>
+    </message>
 </context>
 <context>
     <name>gui::OverviewPage</name>

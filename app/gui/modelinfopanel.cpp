@@ -1,5 +1,7 @@
 #include "modelinfopanel.h"
 
+#include "headroom/import/hfconfig.h"
+
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QLabel>
@@ -61,7 +63,12 @@ void ModelInfoPanel::refresh()
         return;
     const headroom::Model& m = *m_model;
     const QString path = QFile::decodeName(m.info.file.c_str());
-    m_file->setText(QFileInfo(path).fileName());
+    // A file without weights (the bundled samples, a config.json) is what Headroom needs, not a problem: said
+    // beside the name, in the user's language, instead of leading the warnings.
+    const bool architectureOnly = m.info.externalDataMissing || m.info.producer == headroom::kHfConfigProducer;
+    m_file->setText(architectureOnly
+                        ? tr("%1 (architecture only: no weights, none needed)").arg(QFileInfo(path).fileName())
+                        : QFileInfo(path).fileName());
     m_file->setToolTip(tr("%1\n%2, SHA-256 %3").arg(path, bytesText(m.info.fileSize, m_units), qs(m.info.sha256)));
     m_producer->setText(m.info.producer.empty() ? tr("unknown") : qs(m.info.producer));
     QStringList opsets;
@@ -86,7 +93,8 @@ void ModelInfoPanel::refresh()
     // build or install machine's, which means nothing to the user). The full path is the File tooltip.
     const QString name = QFileInfo(path).fileName();
     for (const std::string& w : m.warnings)
-        m_warnings->addItem(qs(w).replace(path, name));
+        if (!(architectureOnly && w.find("architecture only") != std::string::npos))
+            m_warnings->addItem(qs(w).replace(path, name));
     for (const std::string& w : m_evaluationWarnings)
         m_warnings->addItem(qs(w));
     if (m_warnings->count() == 0)

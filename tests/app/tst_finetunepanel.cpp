@@ -6,6 +6,7 @@
 #include "finetunepanel.h"
 #include "logslider.h"
 #include "mainwindow.h"
+#include "modelinfopanel.h"
 #include "scalingpage.h"
 #include "session.h"
 #include "verdict.h"
@@ -17,6 +18,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
@@ -422,6 +424,36 @@ private slots:
         panel.fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
         panel.setModel(other);
         QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::LoRA);
+    }
+
+    // One meaning of "trainable" in the Model panel: LoRA r=16 on q_proj,v_proj of Llama-3.1-8B trains
+    // 32 layers x 16 x ((4096 + 4096) + (4096 + 1024)) = 6,815,744 parameters (PEFT's count), the 8.03 G of
+    // the file frozen beside them; a config.json's "no weights" is a note by the name, not a warning.
+    void modelPanelTrainable()
+    {
+        LoadOptions o;
+        o.lora.r = 16;
+        o.lora.targets = {"q_proj", "v_proj"};
+        const Model m = loadModel(kLlamaPath, o);
+        Config c;
+        c.symbols = m.defaultBindings();
+        c.finetune.lora = o.lora;
+        c.freeze = loraFreezePatterns();
+        const ParamCounts counts = countParams(m, c);
+        QCOMPARE(counts.trainable, int64_t(32) * 16 * ((4096 + 4096) + (4096 + 1024)));
+        QCOMPARE(counts.frozen, int64_t(8030261248));
+        ModelInfoPanel panel;
+        panel.setModel(m, {});
+        QVERIFY(!panel.paramsText().contains(QStringLiteral("trainable")));
+        panel.setParamCounts(counts);
+        QVERIFY2(panel.paramsText().startsWith(QStringLiteral("6.82 M trainable · 8.03 G frozen · 8.04 G total")),
+                 qPrintable(panel.paramsText()));
+        QVERIFY(panel.fileText().contains(QStringLiteral("architecture only")));
+        auto* warnings = panel.findChild<QListWidget*>();
+        QVERIFY(warnings);
+        for (int i = 0; i < warnings->count(); ++i)
+            QVERIFY2(!warnings->item(i)->text().contains(QStringLiteral("architecture only")),
+                     qPrintable(warnings->item(i)->text()));
     }
 
     void wheelDoesNotChangeFineTuning()
