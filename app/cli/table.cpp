@@ -247,7 +247,8 @@ void writePlan(std::ostream& out, const FitPlan& p)
     }
     out << (!p.fits ? "Closest plan, still too big:" : p.sameGpu ? "To fit:" : "Nothing fits this GPU; it fits with:");
     for (size_t i = 0; i < p.steps.size(); ++i)
-        out << (i ? " +" : "") << " " << p.steps[i].summary << " (-" << formatBytes(p.steps[i].saving) << ")";
+        out << (i ? " +" : "") << " " << p.steps[i].summary
+            << (p.steps[i].kind == PlanStep::Kind::LargerGpu ? "" : " (-" + formatBytes(p.steps[i].saving) + ")");
     out << " -> needs " << formatBytes(p.needAfter);
     if (p.fits)
         out << ", " << formatBytes(p.capacity - p.needAfter) << " to spare";

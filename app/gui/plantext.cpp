@@ -44,7 +44,9 @@ QString planText(const headroom::FitPlan& p, headroom::Units units)
     QStringList steps;
     for (const headroom::PlanStep& s : p.steps)
         //: a step of the plan to fit: %1 the change, %2 the memory it saves
-        steps << PlanText::tr("%1 (−%2)").arg(planStepText(s), bytesText(s.saving, units));
+        steps << (s.kind == headroom::PlanStep::Kind::LargerGpu
+                      ? planStepText(s) // taken for its capacity, not for a saving
+                      : PlanText::tr("%1 (−%2)").arg(planStepText(s), bytesText(s.saving, units)));
     const QString chain = steps.join(QStringLiteral(" + "));
     if (!p.fits)
         //: %1 the steps, %2 the need after them

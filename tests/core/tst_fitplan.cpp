@@ -162,6 +162,30 @@ private slots:
         QVERIFY(freshNeed(m, longer) > c.gpu.capacity);
     }
 
+    // Full fine-tuning of gemma-2-9b on a 3 GiB card: nothing on it fits; the plan ends with the smallest
+    // preset that holds what the cheaper steps leave, and a one-size-smaller preset would not.
+    void largerGpuWhenNothingFits()
+    {
+        const Model m = loadModel(sample(QStringLiteral("gemma-2-9b.json")));
+        Config c;
+        c.symbols = m.defaultBindings();
+        c.gpu = customGpu(int64_t(3) << 30);
+        const FitPlan plan = planToFit(m, c);
+        print(plan);
+        QVERIFY(plan.fits);
+        QVERIFY(!plan.sameGpu);
+        QVERIFY(plan.steps.back().kind == PlanStep::Kind::LargerGpu);
+        QCOMPARE(plan.config.gpu.name, plan.steps.back().name);
+        QVERIFY(freshNeed(m, plan.config) <= plan.config.gpu.capacity);
+        for (const GpuSpec& g : gpuPresets()) {
+            if (g.capacity >= plan.config.gpu.capacity)
+                continue;
+            Config smaller = plan.config;
+            smaller.gpu = g;
+            QVERIFY2(freshNeed(m, smaller) > g.capacity, g.name.c_str());
+        }
+    }
+
     // Already fitting: no steps.
     void fitsAlready()
     {

@@ -371,7 +371,10 @@ FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* kn
         const int64_t n = needs.need(t);
         // A step that saves under 1% of the need is noise to a user unless it is what makes it fit.
         const bool fitsNow = Needs::fits(t, n);
-        if (n >= greedy.need || (lastResort(k) && !fitsNow) || (!fitsNow && greedy.need - n < greedy.need / 100))
+        // A larger GPU saves nothing (its need is the same or a little more): it is taken for its capacity.
+        const bool savesNothing = k == Kind::LargerGpu;
+        if ((!savesNothing && n >= greedy.need) || (lastResort(k) && !fitsNow) ||
+            (!fitsNow && greedy.need - n < greedy.need / 100))
             continue;
         s->needAfter = n;
         s->saving = greedy.need - n;
