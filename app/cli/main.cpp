@@ -137,6 +137,8 @@ int run(int argc, char** argv)
         listGpus();
         return kExitOk;
     }
+    if (o.serve)
+        return cli::runServe(o);
     Config config = o.config;
     config.gpu = chooseGpu(o);
 

@@ -172,6 +172,9 @@ Options parseOptions(int argc, char** argv)
             o.config.mode = choice(a, v, parseMode(v), "train, infer");
         } else if (a == "--dtype") {
             auto v = value(a);
+            o.dtypeText = v;
+            if (parseWeightFormat(v) && !parseDtype(v))
+                continue; // vLLM's spelling (bfloat16, float16, float32): for --serve
             o.config.dtype = choice(a, v, parseDtype(v),
                                     "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
         } else if (a == "--optimizer") {
@@ -289,7 +292,9 @@ Options parseOptions(int argc, char** argv)
                 o.benchIterations = static_cast<int>(positive(a, inlineValue, 10'000'000));
             else if (i + 1 < argc && parseInt(argv[i + 1]))
                 o.benchIterations = static_cast<int>(positive(a, argv[++i], 10'000'000));
-        } else if (!a.empty() && a[0] == '-' && a != "-")
+        } else if (parseServeFlag(a, value, o))
+            continue;
+        else if (!a.empty() && a[0] == '-' && a != "-")
             throw UsageError{"unknown option '" + a + "' (see --help)"};
         else if (o.model.empty())
             o.model = a;
@@ -299,6 +304,7 @@ Options parseOptions(int argc, char** argv)
     if (o.help || o.version)
         return o;
     checkCombinations(o);
+    checkServeCombinations(o);
     return o;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 #include "headroom/base/config.h"
+#include "headroom/serving/vllm.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +32,11 @@ struct Options
     int probeTimeout = 120;
     bool bench = false;
     int benchIterations = 1000;
+    // --serve ENGINE: an inference-serving plan instead of the training figure (serve_options.cpp)
+    std::optional<std::string> serve;
+    VllmSettings vllm;
+    std::optional<std::string> dtypeText; // --dtype as written (vLLM's --dtype under --serve)
+    std::vector<std::string> serveFlags;  // serving flags given, for the check that --serve is there
 };
 
 // Throws UsageError (exit code 2) on bad usage.
@@ -38,6 +45,11 @@ struct UsageError
     std::string message;
 };
 Options parseOptions(int argc, char** argv);
+// A serving flag (--tp, --max-model-len, ...): true when `flag` is one, its value read through `value`.
+bool parseServeFlag(const std::string& flag, const std::function<std::string(const std::string&)>& value, Options& o);
+void checkServeCombinations(const Options& o);
+// headroom-cli CONFIG.json --serve vllm: the plan per GPU, human or --json (serve_run.cpp).
+int runServe(const Options& o);
 std::string usage();
 // Accepts plain bytes or a unit suffix: 24GiB, 24GB, 24G (= GiB), 512MiB.
 std::optional<int64_t> parseBytes(const std::string& text);

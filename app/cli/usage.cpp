@@ -37,6 +37,22 @@ Hardware
   --margin BYTES         memory kept free on the GPU (default 0)
   --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp [--gpu0-batch B] [--offload]
   --allocator exact|caching|expandable   allocator model (default caching)
+Serving (MODEL is a Hugging Face config.json; docs/SERVING.md)
+  --serve vllm           vLLM V1's startup plan per GPU instead of the training figure: weights, profile peak,
+                         KV cache blocks and tokens, maximum concurrency, or "does not start" with vLLM's reason
+                         and the longest max_model_len that starts (--gpu takes a comma-separated list;
+                         default H100)
+  --gpu-memory-utilization F   fraction of the device vLLM may use (default 0.9)
+  --max-model-len N      context length (default the config's max_position_embeddings)
+  --tp N, --pp N         tensor / pipeline parallel size
+  --block-size N         tokens per KV block (default 16)
+  --kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2
+  --max-num-seqs N, --max-num-batched-tokens N   (default vLLM's for the GPU: 1024 / 8192 on >= 70 GiB)
+  --enforce-eager        no CUDA graphs
+  --quantization fp8|int8|gptq|awq|bitsandbytes|mxfp4   weights as this format (default the config's)
+  --dtype bfloat16|float16|float32   the served dtype (default the config's 16-bit type)
+  --vllm-version 0.19|0.21   whose rules (default 0.21: the CUDA-graph estimate is subtracted)
+  --gpu-free BYTES       memory free on the device at startup (another process holds the rest)
 Output
   --depth D              layer-tree depth of the table (default 3)
   --all-nodes            unfold the shape computations and list every graph node in the table
