@@ -1908,14 +1908,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>打开(&amp;O)…</translation>
     </message>
     <message>
-        <source>Open ONNX model</source>
-        <translation>打开 ONNX 模型</translation>
-    </message>
-    <message>
-        <source>Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)</source>
-        <translation>模型 (*.onnx config.json *.json);;ONNX 模型 (*.onnx);;Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
-    </message>
-    <message>
         <source>Open &amp;Recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
@@ -2050,10 +2042,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;这个模型能放进我的 GPU 吗？显存都用在哪里？Headroom 按 PyTorch 的使用方式逐层计算 ONNX 模型训练或推理所需的显存：权重、梯度、优化器状态、autograd 保留的激活、缓存分配器和 CUDA 上下文。&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>&lt;p&gt;Built with Qt %1 and QCustomPlot.&lt;/p&gt;&lt;p&gt;Licence: see the LICENSE file of the source distribution.&lt;/p&gt;&lt;p&gt;User guide: %2 (F1)&lt;br&gt;Project and issues: &lt;a href=&quot;%3&quot;&gt;%3&lt;/a&gt; (&lt;a href=&quot;%3/issues&quot;&gt;report a problem&lt;/a&gt;)&lt;/p&gt;</source>
-        <translation>&lt;p&gt;基于 Qt %1 和 QCustomPlot 构建。&lt;/p&gt;&lt;p&gt;许可证：见源代码发行包中的 LICENSE 文件。&lt;/p&gt;&lt;p&gt;用户指南：%2（F1）&lt;br&gt;项目与问题反馈：&lt;a href=&quot;%3&quot;&gt;%3&lt;/a&gt;（&lt;a href=&quot;%3/issues&quot;&gt;报告问题&lt;/a&gt;）&lt;/p&gt;</translation>
-    </message>
-    <message>
         <source>not installed</source>
         <translation>未安装</translation>
     </message>
@@ -2070,10 +2058,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>Headroom 用户指南</translation>
     </message>
     <message>
-        <source>GPU %1, %2, %3</source>
-        <translation>GPU %1，%2，%3</translation>
-    </message>
-    <message>
         <source>none</source>
         <translation>无</translation>
     </message>
@@ -2084,10 +2068,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Open a model first.</source>
         <translation>请先打开一个模型。</translation>
-    </message>
-    <message>
-        <source>This build cannot write PDF reports.</source>
-        <translation>此版本无法写入 PDF 报告。</translation>
     </message>
     <message>
         <source>%1: cannot write: %2</source>
@@ -2120,6 +2100,26 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Cannot export</source>
         <translation>无法导出</translation>
+    </message>
+    <message>
+        <source>GPU %1</source>
+        <translation>显卡 %1</translation>
+    </message>
+    <message>
+        <source>Open a model (ONNX or config.json)</source>
+        <translation>打开模型（ONNX 或 config.json）</translation>
+    </message>
+    <message>
+        <source>Models (*.onnx *.json);;ONNX (*.onnx);;config.json (*.json);;All files (*)</source>
+        <translation>模型 (*.onnx *.json);;ONNX (*.onnx);;config.json (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Built with Qt %1 and QCustomPlot.&lt;/p&gt;&lt;p&gt;User guide: %2 (F1)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;基于 Qt %1 和 QCustomPlot 构建。&lt;/p&gt;&lt;p&gt;用户指南：%2（F1）&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Project and issues: &lt;a href=&quot;%1&quot;&gt;%1&lt;/a&gt; (&lt;a href=&quot;%1/issues&quot;&gt;report a problem&lt;/a&gt;)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;项目与问题：&lt;a href=&quot;%1&quot;&gt;%1&lt;/a&gt;（&lt;a href=&quot;%1/issues&quot;&gt;报告问题&lt;/a&gt;）&lt;/p&gt;</translation>
     </message>
 </context>
 <context>

@@ -36,27 +36,6 @@ void listGpus()
                     formatBytes(g.context).c_str(), formatBytes(g.workspace).c_str());
 }
 
-// The report with the plan that makes it fit (every output of the run says it); only with the sweep, as the
-// advice.
-bool wantsPlan(const Report& report, const ReportOptions& ro)
-{
-    return ro.sweep && report.fit.capacity > 0 && !report.fit.sizesUnknown;
-}
-Report reportWithPlan(const Model& model, const Config& config, const ReportOptions& ro)
-{
-    Report report = buildReport(model, config, ro);
-    if (wantsPlan(report, ro))
-        report.fitPlan = planToFit(model, report.config);
-    return report;
-}
-nlohmann::json jsonWithPlan(const Model& model, const Report& report, const ReportOptions& ro)
-{
-    nlohmann::json j = toJson(model, report, ro);
-    if (wantsPlan(report, ro))
-        j["plan"] = toJson(report.fitPlan);
-    return j;
-}
-
 // Binds --batch/--set to the model's symbols; unknown names are usage errors that list what exists.
 Bindings bindSymbols(const Model& model, const cli::Options& o)
 {
@@ -186,7 +165,7 @@ int run(int argc, char** argv)
                                   "' (symbols: " + (names.empty() ? "none" : names) + ")"};
         }
     }
-    Report report = reportWithPlan(model, config, ro);
+    Report report = buildReport(model, config, ro);
 
     // Commands that write files say one line per file; the table comes only when asked (--table) or when
     // nothing was written.
@@ -245,7 +224,7 @@ int run(int argc, char** argv)
         (o.json || o.csv ? std::cerr : std::cout) << "wrote " << w << "\n";
 
     if (o.json) {
-        nlohmann::json j = jsonWithPlan(model, report, ro);
+        nlohmann::json j = toJson(model, report, ro);
         if (compare)
             j["compare"] = *compare;
         std::cout << j.dump(1) << "\n";
