@@ -322,6 +322,8 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     if (!report.batchSweep.empty())
         j["batch_sweep"] = batchSweepJson(report);
     j["advice"] = adviceJson(report);
+    if (report.fitPlan.capacity > 0)
+        j["plan"] = toJson(report.fitPlan);
     if (options.timeline) {
         j["timeline"] = timelineJson(model, e);
         j["peak_step"] = e.peakStep;
