@@ -38,6 +38,23 @@ bool matches(const std::string& module, const std::vector<std::string>& targets)
     return false;
 }
 
+// The target module names: the spec's, or PEFT's default for the model_type
+// (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING) when none are given.
+std::vector<std::string> resolveTargets(const onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
+{
+    if (!spec.targets.empty())
+        return spec.targets;
+    std::string modelType;
+    for (const auto& p : model.metadata_props())
+        if (p.key() == "model_type")
+            modelType = p.value();
+    std::vector<std::string> targets = peftDefaultTargets(modelType);
+    if (targets.empty())
+        throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for " +
+                    (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
+    return targets;
+}
+
 } // namespace
 
 // Long on purpose: one pass in PEFT's own order (inject_adapter_in_model: resolve the targets, find the
@@ -47,17 +64,7 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
     if (spec.r <= 0)
         return;
     onnx::GraphProto* g = model.mutable_graph();
-    std::vector<std::string> targets = spec.targets;
-    std::string modelType;
-    for (const auto& p : model.metadata_props())
-        if (p.key() == "model_type")
-            modelType = p.value();
-    if (targets.empty()) {
-        targets = peftDefaultTargets(modelType);
-        if (targets.empty())
-            throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for " +
-                        (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
-    }
+    const std::vector<std::string> targets = resolveTargets(model, spec, file);
     const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
 
     std::map<std::string, const onnx::TensorProto*> inits;
