@@ -57,7 +57,7 @@ void ServingPage::createControls()
         m_tp->addItem(QString::number(tp), tp);
     m_kvDtype = new QComboBox(this);
     m_kvDtype->addItem(tr("Model dtype (auto)"), static_cast<int>(KvCacheDtype::Auto));
-    m_kvDtype->addItem(tr("fp8"), static_cast<int>(KvCacheDtype::Fp8));
+    m_kvDtype->addItem(tr("fp8 (1 byte a value)"), static_cast<int>(KvCacheDtype::Fp8));
     m_cache = new QComboBox(this);
     m_cache->addItem(tr("Dynamic (grows each step)"), static_cast<int>(HfCacheKind::Dynamic));
     m_cache->addItem(tr("Static (preallocated)"), static_cast<int>(HfCacheKind::Static));
