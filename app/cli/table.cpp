@@ -4,6 +4,7 @@
 #include "headroom/memory/kvcache.h"
 
 #include "headroom/base/format.h"
+#include "headroom/import/hfconfig.h"
 #include "headroom/memory/layercost.h"
 #include "headroom/report/layer_tree.h"
 #include "headroom/shapes/shapes.h"
@@ -122,6 +123,13 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
         << model.info.irVersion << ", opset " << (opset.empty() ? "?" : opset) << ", " << model.nodes.size()
         << " nodes, " << formatCount(model.params.trainable) << " trainable params"
         << (model.info.externalDataMissing ? " (external weights absent: not needed)" : "") << "\n";
+    // weights, gradients and optimizer state follow the total (docs/MOE.md 3)
+    if (const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable)
+                                                  : HfMoeSummary{};
+        !moe.text.empty())
+        out << "Experts  " << moe.text << ": " << formatCount(moe.active.withEmbedding) << " active params ("
+            << formatCount(moe.active.withoutEmbedding) << " without the input embedding) of "
+            << formatCount(model.params.trainable) << "\n";
     out << "Symbols  ";
     for (size_t i = 0; i < model.symbols.size(); ++i)
         out << (i ? ", " : "") << model.symbols[i].name << "=" << e.shapes.values.at(i);

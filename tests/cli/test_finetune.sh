@@ -49,8 +49,8 @@ check "bad quant is usage" expect_exit 2 "$cfg" --quant nf3 --lora r=8
 check "no matching target exits 1" expect_exit 1 "$cfg" --lora r=8,targets=c_attn
 check "no matching target: one line" one_line_naming "llama_small.config.json"
 printf '{"model_type": "mixtral", "hidden_size": 8}' >"$tmp/moe.json"
-check "moe exits 1" expect_exit 1 "$tmp/moe.json"
-check "moe: one line naming it" one_line_naming "moe.json: not supported yet: mixtral"
+check "incomplete moe exits 1" expect_exit 1 "$tmp/moe.json"
+check "incomplete moe: one line naming it" one_line_naming "moe.json: config.json has no 'num_hidden_layers'"
 printf '{"model_type": "llama",' >"$tmp/broken.json"
 check "broken json exits 1" expect_exit 1 "$tmp/broken.json"
 check "broken json: one line naming it" one_line_naming "broken.json: not a valid JSON file"

@@ -218,9 +218,8 @@ private slots:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("error");
-        QTest::newRow("moe")
-            << R"({"model_type": "mixtral", "hidden_size": 8})"
-            << "x.json: not supported yet: mixtral (mixture of experts: per-expert routing is not modelled)";
+        QTest::newRow("moe without layers") << R"({"model_type": "mixtral", "hidden_size": 8})"
+                                            << "x.json: config.json has no 'num_hidden_layers'";
         QTest::newRow("unknown") << R"({"model_type": "mamba"})"
                                  << "x.json: not supported yet: mamba";
         QTest::newRow("no model_type") << R"({"hidden_size": 8})"

@@ -56,6 +56,8 @@ Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::
     const std::string_view op = n.op;
     if (op == "Conv" || op == "ConvTranspose")
         return slot >= 1 ? Use::Weight : Use::None;
+    if (op == "GroupedMatMul") // MoE experts (import/src/hf_moe.h): [E, K, N] weights and [E, N] biases
+        return slot >= 1 ? Use::Weight : Use::None;
     if (op == "Gemm" || op == "MatMul" || op == "Einsum")
         return shapeOnlyOperand(n, slot, fromInput, fromData) ? Use::BatchStat : Use::Weight; // a buffer
     if (op == "BatchNormalization")

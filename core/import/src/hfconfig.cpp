@@ -3,7 +3,10 @@
 // exported file. Module paths follow the model's named_modules() (`model.layers.3.self_attn.q_proj`).
 #include "headroom/import/hfconfig.h"
 
+#include "hf_moe.h"
+
 #include "headroom/base/error.h"
+#include "onnx_builder.h"
 
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
@@ -13,132 +16,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 namespace headroom {
 namespace {
 
 using json = nlohmann::json;
-
-class Graph
-{
-public:
-    explicit Graph(onnx::GraphProto* g) : m_g(g) {}
-
-    // One node named `scope/op[_k]`; returns its outputs.
-    std::vector<std::string> nodes(const std::string& op, const std::string& scope, const std::vector<std::string>& in,
-                                   int outputs = 1)
-    {
-        const std::string base = scope + "/" + op;
-        const int k = m_count[base]++;
-        const std::string name = k == 0 ? base : base + "_" + std::to_string(k);
-        onnx::NodeProto* n = m_g->add_node();
-        n->set_op_type(op);
-        n->set_name(name);
-        for (const std::string& i : in)
-            n->add_input(i);
-        std::vector<std::string> out;
-        for (int o = 0; o < outputs; ++o) {
-            out.push_back(name + "_output_" + std::to_string(o));
-            n->add_output(out.back());
-        }
-        m_last = n;
-        return out;
-    }
-    std::string node(const std::string& op, const std::string& scope, const std::vector<std::string>& in)
-    {
-        return nodes(op, scope, in)[0];
-    }
-    void attrInt(const std::string& name, int64_t v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::INT);
-        a->set_i(v);
-    }
-    void attrInts(const std::string& name, const std::vector<int64_t>& v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::INTS);
-        for (int64_t x : v)
-            a->add_ints(x);
-    }
-    void attrFloat(const std::string& name, double v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::FLOAT);
-        a->set_f(static_cast<float>(v));
-    }
-    void attrString(const std::string& name, const std::string& v)
-    {
-        auto* a = m_last->add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::STRING);
-        a->set_s(v);
-    }
-
-    std::string ints(const std::vector<int64_t>& v, bool scalar = false)
-    {
-        onnx::TensorProto* t = constant();
-        t->set_data_type(onnx::TensorProto::INT64);
-        if (!scalar)
-            t->add_dims(static_cast<int64_t>(v.size()));
-        for (int64_t x : v)
-            t->add_int64_data(x);
-        return t->name();
-    }
-    std::string boolean(bool v)
-    {
-        onnx::TensorProto* t = constant();
-        t->set_data_type(onnx::TensorProto::BOOL);
-        t->add_int32_data(v ? 1 : 0);
-        return t->name();
-    }
-    std::string scalar(double v)
-    {
-        onnx::TensorProto* t = constant();
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        t->add_float_data(static_cast<float>(v));
-        return t->name();
-    }
-    // A trained tensor: dims only, its bytes live in an external file that is not there.
-    std::string weight(const std::string& name, const std::vector<int64_t>& dims)
-    {
-        onnx::TensorProto* t = m_g->add_initializer();
-        t->set_name(name);
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : dims)
-            t->add_dims(d);
-        t->set_data_location(onnx::TensorProto::EXTERNAL);
-        auto* loc = t->add_external_data();
-        loc->set_key("location");
-        loc->set_value("config.json.weights");
-        return name;
-    }
-
-private:
-    // Shape pieces and scalars as Constant nodes, as torch.onnx writes them: constants, not buffers.
-    onnx::TensorProto* constant()
-    {
-        onnx::NodeProto* n = m_g->add_node();
-        n->set_op_type("Constant");
-        const std::string name = "Constant_" + std::to_string(m_consts++);
-        n->set_name(name);
-        n->add_output(name + "_output_0");
-        onnx::AttributeProto* a = n->add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto::TENSOR);
-        a->mutable_t()->set_name(name + "_output_0");
-        return a->mutable_t();
-    }
-    onnx::GraphProto* m_g;
-    onnx::NodeProto* m_last = nullptr;
-    std::map<std::string, int> m_count;
-    int m_consts = 0;
-};
+using detail::OnnxBuilder;
 
 int64_t need(const json& j, const char* key, const std::string& file)
 {
@@ -173,11 +57,12 @@ bool flag(const json& j, const char* key, bool fallback)
 struct Builder
 {
     const HfArch& a;
-    Graph& g;
+    OnnxBuilder& g;
     double eps;
     double ropeTheta;
-    double dropout;             // gpt2's resid/embd/attn dropout (training mode)
-    std::string cos, sin, mask; // shared by every layer
+    double dropout;                             // gpt2's resid/embd/attn dropout (training mode)
+    std::string cos, sin, mask;                 // shared by every layer
+    std::vector<std::string> routerLogits = {}; // MoE layers' router logits, for the auxiliary loss
 
     std::string dropoutOf(const std::string& x, const std::string& scope)
     {
@@ -280,15 +165,28 @@ struct Builder
     }
 
     std::string attention(const std::string& q, const std::string& k, const std::string& v, const std::string& scope,
-                          double scaling)
+                          double scaling, const std::string& sinks = {})
     {
         const std::string kt = g.node("Transpose", scope, {k});
         g.attrInts("perm", {0, 1, 3, 2});
         std::string w = g.node("Mul", scope, {g.node("MatMul", scope, {q, kt}), g.scalar(scaling)});
         if (a.attnSoftcap > 0)
             w = softcap(w, scope, a.attnSoftcap);
-        w = g.node("Softmax", scope, {g.node("Add", scope, {w, mask})});
+        w = g.node("Add", scope, {w, mask});
+        if (!sinks.empty()) {
+            // gpt-oss eager_attention_forward: one learned logit per head joins each row's softmax and is
+            // dropped after it: cat([scores, sinks.expand(B, h, T, 1)], -1) -> softmax -> [..., :-1]
+            const std::string s = g.node("Reshape", scope, {g.weight(sinks, {a.heads}), g.ints({1, a.heads, 1, 1})});
+            const std::string rows = g.node("Slice", scope, {g.node("Shape", scope, {w}), g.ints({0}), g.ints({3})});
+            const std::string shape = g.node("Concat", scope, {rows, g.ints({1})});
+            g.attrInt("axis", 0);
+            w = g.node("Concat", scope, {w, g.node("Expand", scope, {s, shape})});
+            g.attrInt("axis", -1);
+        }
+        w = g.node("Softmax", scope, {w});
         g.attrInt("axis", -1);
+        if (!sinks.empty())
+            w = g.node("Slice", scope, {w, g.ints({0}), g.ints({-1}), g.ints({-1})});
         w = dropoutOf(w, scope + "/attn_dropout");
         std::string o = g.node("Transpose", scope, {g.node("MatMul", scope, {w, v})});
         g.attrInts("perm", {0, 2, 1, 3});
@@ -301,16 +199,6 @@ std::string lower(std::string s)
     for (char& c : s)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
-}
-
-void addInput(onnx::GraphProto* gp)
-{
-    auto* in = gp->add_input();
-    in->set_name("input_ids");
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::INT64);
-    tt->mutable_shape()->add_dim()->set_dim_param("batch");
-    tt->mutable_shape()->add_dim()->set_dim_param("seq");
 }
 
 } // namespace
@@ -382,12 +270,14 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.gemmaNorms = t == "gemma2";
         a.attnSoftcap = t == "gemma2" ? number(j, "attn_logit_softcapping", 0) : 0;
         a.finalSoftcap = t == "gemma2" ? number(j, "final_logit_softcapping", 0) : 0;
-    } else if (t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe" || t == "deepseek_v2" || t == "deepseek_v3") {
-        throw Error(file + ": not supported yet: " + t + " (mixture of experts: per-expert routing is not modelled)");
+    } else if (detail::isMoeModelType(t)) {
+        detail::parseMoeConfig(j, a, file);
     } else {
         throw Error(file + ": not supported yet: " + t);
     }
     a.headDim = optional(j, "head_dim", a.hidden / a.heads, file);
+    if (a.mla.kvLoraRank > 0) // MLA: rotary tables and rotate_half cover the rope part only
+        a.headDim = a.mla.rope;
     if (a.hidden % a.heads != 0 && !j.contains("head_dim"))
         throw Error(file + ": hidden size " + std::to_string(a.hidden) + " is not a multiple of " +
                     std::to_string(a.heads) + " heads");
@@ -405,7 +295,7 @@ struct SeqShape
     std::string batch, seq, seqScalar, positions;
 };
 
-SeqShape seqShape(Graph& g)
+SeqShape seqShape(OnnxBuilder& g)
 {
     SeqShape s;
     const std::string shape = g.node("Shape", "", {"input_ids"});
@@ -417,7 +307,7 @@ SeqShape seqShape(Graph& g)
 }
 
 // The causal mask as the eager attention path adds it: [B, 1, T, T], 0 or the dtype's minimum.
-std::string causalMask(Graph& g, const SeqShape& ss)
+std::string causalMask(OnnxBuilder& g, const SeqShape& ss)
 {
     const std::string& positions = ss.positions;
     const std::string &batch = ss.batch, &seq = ss.seq;
@@ -435,7 +325,7 @@ std::string causalMask(Graph& g, const SeqShape& ss)
 void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string& positions = ss.positions;
     const std::string &batch = ss.batch, &seq = ss.seq;
     const std::string s = "/" + root + "/rotary_emb";
@@ -466,7 +356,7 @@ void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
 std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& root)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string L = root + ".h." + std::to_string(l);
     const std::string S = "/" + Builder::dotsToPath(L);
     const std::string h = b.layerNorm(x, L + ".ln_1", a.hidden);
@@ -494,12 +384,14 @@ std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& r
     return g.node("Add", S, {x, down});
 }
 
+std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& L, const std::string& S);
+
 // One Llama-style decoder layer (Llama, Mistral, Qwen2/3, Gemma/Gemma 2, Phi-3): RMSNorm, attention with
 // rotary positions and grouped KV heads, gated MLP.
 std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string& root, const SeqShape& ss)
 {
     const HfArch& a = b.a;
-    Graph& g = b.g;
+    OnnxBuilder& g = b.g;
     const std::string &batch = ss.batch, &seq = ss.seq;
     const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
     const std::string L = root + ".layers." + std::to_string(l);
@@ -508,6 +400,10 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     const std::string A = L + ".self_attn";
     const std::string AS = S + "/self_attn";
     std::string q, k, v;
+    if (a.mla.kvLoraRank > 0) {
+        x = g.node("Add", S, {x, detail::mlaAttention(b, h, A, AS)});
+        return mlp(b, x, l, L, S);
+    }
     if (a.modelType == "phi3") {
         const std::string qkv = b.linear(h, A + ".qkv_proj", a.hidden, qDim + 2 * kvDim, false);
         const auto parts = g.nodes("Split", AS, {qkv, g.ints({qDim, kvDim, kvDim})}, 3);
@@ -515,6 +411,12 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
         q = b.heads(parts[0], AS, a.heads);
         k = b.heads(parts[1], AS, a.kvHeads);
         v = b.heads(parts[2], AS, a.kvHeads);
+    } else if (a.qkNormFull) {
+        // OLMoE: q_norm/k_norm over the whole projections, before the heads are split
+        q = b.heads(b.rmsNorm(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), A + ".q_norm", qDim), AS, a.heads);
+        k = b.heads(b.rmsNorm(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), A + ".k_norm", kvDim), AS,
+                    a.kvHeads);
+        v = b.heads(b.linear(h, A + ".v_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads);
     } else {
         q = b.heads(b.linear(h, A + ".q_proj", a.hidden, qDim, a.qkvBias), AS, a.heads, a.qkNorm ? A + ".q_norm" : "");
         k = b.heads(b.linear(h, A + ".k_proj", a.hidden, kvDim, a.qkvBias), AS, a.kvHeads,
@@ -527,13 +429,32 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     v = b.repeatKv(v, AS, batch, seq);
     // Gemma 2 scales by query_pre_attn_scalar^-0.5 (its configs set it to head_dim)
     const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
-    std::string o = b.attention(q, k, v, AS, scaling);
+    std::string o = b.attention(q, k, v, AS, scaling, a.sinks ? A + ".sinks" : "");
     o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
     if (a.gemmaNorms)
         o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
     x = g.node("Add", S, {x, o});
+    return mlp(b, x, l, L, S);
+}
+
+// The feed-forward half of a decoder layer: norm, gated MLP (or routed experts), residual.
+std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& L, const std::string& S)
+{
+    const HfArch& a = b.a;
+    OnnxBuilder& g = b.g;
     const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                                      a.hidden);
+    if (detail::isMoeLayer(a, l)) {
+        auto linear = [&](const std::string& in, const std::string& module, int64_t i, int64_t o, bool bias) {
+            return b.linear(in, module, i, o, bias);
+        };
+        auto silu = [&](const std::string& in, const std::string& scope) {
+            return g.node("Mul", scope, {in, g.node("Sigmoid", scope, {in})});
+        };
+        const std::string y = detail::moeBlock(g, a, h2, L + "." + detail::moeModule(a), linear, Builder::dotsToPath,
+                                               silu, b.routerLogits);
+        return g.node("Add", S, {x, y});
+    }
     const std::string M = L + ".mlp";
     const std::string MS = S + "/mlp";
     std::string gate, up;
@@ -562,34 +483,43 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     return g.node("Add", S, {x, down});
 }
 
-// The logits [batch, seq, vocab] as the graph's output.
-void addLogitsOutput(onnx::GraphProto* gp, const std::string& logits, int64_t vocab)
+// MoE with output_router_logits: transformers'
+// load_balancing_loss_func over every layer's router logits (MOE.md 2.5): cat -> softmax -> top-k -> one_hot
+// (int64 [L*B, T, k, E], the spike) -> float -> means. Its scalar is the graph's second output.
+void auxLoss(Builder& b)
 {
-    auto* out = gp->add_output();
-    out->set_name(logits);
-    auto* ot = out->mutable_type()->mutable_tensor_type();
-    ot->set_elem_type(onnx::TensorProto::FLOAT);
-    ot->mutable_shape()->add_dim()->set_dim_param("batch");
-    ot->mutable_shape()->add_dim()->set_dim_param("seq");
-    ot->mutable_shape()->add_dim()->set_dim_value(vocab);
+    const HfArch& a = b.a;
+    if (!a.moe.auxLoss || b.routerLogits.empty())
+        return;
+    OnnxBuilder& g = b.g;
+    const std::string s = "/aux_loss";
+    const std::string cat = g.node("Concat", s, b.routerLogits);
+    g.attrInt("axis", 0);
+    const std::string probs = g.node("Softmax", s, {cat});
+    g.attrInt("axis", -1);
+    const auto top = g.nodes("TopK", s, {probs, g.ints({a.moe.topK})}, 2);
+    g.attrInt("axis", -1);
+    const std::string hot = g.node("OneHot", s, {top[1], g.ints({a.moe.experts}, true), g.ints({0, 1})});
+    std::string f = g.node("Cast", s, {hot});
+    g.attrInt("to", onnx::TensorProto::FLOAT);
+    const std::string tokens = g.node("ReduceMean", s, {f, g.ints({0, 1})});
+    g.attrInt("keepdims", 0);
+    const std::string prob = g.node("ReduceMean", s, {probs, g.ints({0, 1})});
+    g.attrInt("keepdims", 0);
+    const std::string loss = g.node("ReduceSum", s, {g.node("Mul", s, {tokens, prob})});
+    g.attrInt("keepdims", 0);
+    g.scalarOutput(loss, onnx::TensorProto::FLOAT);
 }
 
 std::string buildHfModel(const HfArch& a, const std::string& file)
 {
-    onnx::ModelProto model;
-    model.set_ir_version(8);
-    model.set_producer_name(std::string(kHfConfigProducer));
-    model.set_producer_version("1");
-    auto* op = model.add_opset_import();
-    op->set_domain("");
-    op->set_version(18);
-    auto* mt = model.add_metadata_props();
-    mt->set_key("model_type");
-    mt->set_value(a.modelType);
-    onnx::GraphProto* gp = model.mutable_graph();
-    gp->set_name(a.modelType + " (" + std::filesystem::path(file).filename().string() + ")");
-    addInput(gp);
-    Graph g(gp);
+    OnnxBuilder g({.producer = std::string(kHfConfigProducer),
+                   .opset = 18,
+                   .weightsFile = "config.json.weights",
+                   .namedConstantValues = true},
+                  a.modelType + " (" + std::filesystem::path(file).filename().string() + ")");
+    g.metadata("model_type", a.modelType);
+    g.input("input_ids", onnx::TensorProto::INT64);
     Builder b{a, g, a.normEps, a.ropeTheta, 0.0, {}, {}, {}};
 
     const bool gpt2 = a.modelType == "gpt2";
@@ -623,8 +553,10 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     }
     if (a.finalSoftcap > 0)
         logits = b.softcap(logits, "", a.finalSoftcap);
-    addLogitsOutput(gp, logits, a.vocab);
-    return model.SerializeAsString();
+    g.output(logits, onnx::TensorProto::FLOAT, a.vocab); // [batch, seq, vocab]
+    if (a.moe.experts > 0)
+        auxLoss(b);
+    return g.serialize();
 }
 
 std::string buildHfModelFromPath(const std::string& path)

@@ -14,16 +14,6 @@ class FunctionProto;
 
 namespace headroom::detail {
 
-struct StoredTensor
-{
-    std::vector<int64_t> dims;
-    int64_t numel = 1;
-    DType dtype = DType::Undefined;
-    bool external = false;
-    bool hasData = false;
-    std::optional<std::vector<int64_t>> value;
-};
-
 struct ImportContext
 {
     std::string folder; // model's folder; empty for bytes in memory

@@ -287,11 +287,19 @@ struct Pool
     std::pmr::set<Block*, ByAddr> unmapped; // expandable segments' unbacked address ranges
 };
 
-} // namespace
+// The model in four layers, each a struct extending the one below it: plain inheritance, no virtual calls,
+// so every rule still compiles into the event loop as it did when they were one struct (a replay runs on
+// every slider tick).
+//   BlockPools          the small and large pools: blocks, the best fit, splitting and merging
+//   Segments            cudaMalloc'd segments: the reserved bytes and the device limit
+//   ExpandableSegments  expandable_segments:True: one growing segment per pool, mapped and unmapped by pages
+//   CacheRelease        the retry path when cudaMalloc fails: cached segments given back (also empty_cache)
+// and CachingAllocatorModel::Impl on top: malloc and free, the handles and the peaks.
 
-struct CachingAllocatorModel::Impl
+// DeviceCachingAllocator's small_blocks and large_blocks and the blocks they hold.
+struct BlockPools
 {
-    Impl(AllocatorMode m, const AllocatorOptions& o) : mode(m), options(o), small(&nodes), large(&nodes)
+    BlockPools(AllocatorMode m, const AllocatorOptions& o) : mode(m), options(o), small(&nodes), large(&nodes)
     {
         small.isSmall = true;
     }
@@ -303,13 +311,6 @@ struct CachingAllocatorModel::Impl
     Pool large;
     BlockArena storage;
     std::vector<Block*> recycled;
-    std::deque<Segment> segments;
-    std::vector<Block*> handles;     // handle -> allocated block (nullptr: freed or zero bytes)
-    std::vector<int64_t> exactSizes; // Exact mode: handle -> bytes
-    int64_t nextAddress = int64_t(1) << 32;
-    int64_t allocated = 0, reserved = 0, maxAllocated = 0, maxReserved = 0;
-    int64_t deviceAllocs = 0, liveSegments = 0, retries = 0;
-    bool oom = false;
 
     Block* newBlock(int64_t addr, int64_t size, Pool* pool, Segment* segment)
     {
@@ -372,6 +373,61 @@ struct CachingAllocatorModel::Impl
         return b;
     }
 
+    // alloc_found_block: keep the front `size` bytes, return the remainder to the pool.
+    void splitFront(Pool& pool, Block* block, int64_t size)
+    {
+        Block* rest = newBlock(block->addr + size, block->size - size, &pool, block->segment);
+        rest->prev = block;
+        rest->next = block->next;
+        if (rest->next)
+            rest->next->prev = rest;
+        block->next = rest;
+        block->size = size;
+        pool.blocks.insert(FreeEntry{rest->size, rest->addr, rest});
+    }
+
+    // try_merge_blocks: src is absorbed into dst; returns whether it was.
+    bool tryMerge(Block* dst, Block* src, Pool& pool)
+    {
+        if (!src || src->allocated || dst->mapped != src->mapped)
+            return false;
+        if (dst->prev == src) {
+            dst->addr = src->addr;
+            dst->prev = src->prev;
+            if (dst->prev)
+                dst->prev->next = dst;
+        } else {
+            dst->next = src->next;
+            if (dst->next)
+                dst->next->prev = dst;
+        }
+        if (src->mapped)
+            pool.blocks.erase(FreeEntry{src->size, src->addr, src});
+        else
+            pool.unmapped.erase(src);
+        // dst may sit in a sorted set keyed on the size that is about to change: re-insert it.
+        const bool dstInBlocks = dst->mapped && pool.blocks.erase(FreeEntry{dst->size, dst->addr, dst}) > 0;
+        const bool dstInUnmapped = !dst->mapped && pool.unmapped.erase(dst) > 0;
+        dst->size += src->size;
+        if (dstInBlocks)
+            pool.blocks.insert(FreeEntry{dst->size, dst->addr, dst});
+        if (dstInUnmapped)
+            pool.unmapped.insert(dst);
+        deleteBlock(src);
+        return true;
+    }
+};
+
+// Whole segments from cudaMalloc, and the reserved bytes they add up to.
+struct Segments : BlockPools
+{
+    using BlockPools::BlockPools;
+
+    std::deque<Segment> segments;
+    int64_t nextAddress = int64_t(1) << 32;
+    int64_t reserved = 0;
+    int64_t deviceAllocs = 0, liveSegments = 0;
+
     bool deviceHasRoom(int64_t bytes) const { return options.capacity <= 0 || reserved + bytes <= options.capacity; }
 
     // cudaMalloc of a whole segment.
@@ -388,7 +444,22 @@ struct CachingAllocatorModel::Impl
         return newBlock(seg.base, allocSize, &pool, &seg);
     }
 
-    // Expandable segments: map pages of the pool's segment (ExpandableSegment::map rounds to whole pages).
+    // cudaFree of a whole free segment.
+    void releaseSegmentBlock(Block* b)
+    {
+        b->pool->blocks.erase(FreeEntry{b->size, b->addr, b});
+        reserved -= b->size;
+        --liveSegments;
+        deleteBlock(b);
+    }
+};
+
+// Expandable segments (ExpandableSegment): one address range per pool, backed page by page as it grows.
+struct ExpandableSegments : Segments
+{
+    using Segments::Segments;
+
+    // map_block: map pages of the pool's segment (ExpandableSegment::map rounds to whole pages).
     bool mapBlock(Block* toMap, int64_t size, bool force)
     {
         const int64_t page = toMap->segment->pageSize;
@@ -461,80 +532,6 @@ struct CachingAllocatorModel::Impl
         return candidate;
     }
 
-    Block* allocBlock(Pool& pool, int64_t size, int64_t allocSize, bool force)
-    {
-        return expandable() ? tryAllocateExpandable(pool, size, force) : allocSegment(pool, allocSize, force);
-    }
-
-    // try_merge_blocks: src is absorbed into dst; returns whether it was.
-    bool tryMerge(Block* dst, Block* src, Pool& pool)
-    {
-        if (!src || src->allocated || dst->mapped != src->mapped)
-            return false;
-        if (dst->prev == src) {
-            dst->addr = src->addr;
-            dst->prev = src->prev;
-            if (dst->prev)
-                dst->prev->next = dst;
-        } else {
-            dst->next = src->next;
-            if (dst->next)
-                dst->next->prev = dst;
-        }
-        if (src->mapped)
-            pool.blocks.erase(FreeEntry{src->size, src->addr, src});
-        else
-            pool.unmapped.erase(src);
-        // dst may sit in a sorted set keyed on the size that is about to change: re-insert it.
-        const bool dstInBlocks = dst->mapped && pool.blocks.erase(FreeEntry{dst->size, dst->addr, dst}) > 0;
-        const bool dstInUnmapped = !dst->mapped && pool.unmapped.erase(dst) > 0;
-        dst->size += src->size;
-        if (dstInBlocks)
-            pool.blocks.insert(FreeEntry{dst->size, dst->addr, dst});
-        if (dstInUnmapped)
-            pool.unmapped.insert(dst);
-        deleteBlock(src);
-        return true;
-    }
-
-    // release_available_cached_blocks: with max_split_size set, free oversize cached segments first.
-    bool releaseAvailableCachedBlocks(Pool& pool, int64_t size)
-    {
-        if (options.maxSplitSize == INT64_MAX || expandable())
-            return false;
-        const int64_t want = std::max(size, options.maxSplitSize);
-        auto it = pool.blocks.lowerBound(want);
-        if (!pool.blocks.atEnd(it)) {
-            Block* b = pool.blocks.at(it).block;
-            if (b->isSplit())
-                return false;
-            releaseSegmentBlock(b);
-            return true;
-        }
-        int64_t released = 0;
-        std::vector<Block*> victims;
-        pool.blocks.forEachDescending([&](const FreeEntry& e) {
-            if (released >= want || e.size < options.maxSplitSize)
-                return false;
-            if (!e.block->isSplit()) {
-                victims.push_back(e.block);
-                released += e.size;
-            }
-            return true;
-        });
-        for (Block* b : victims)
-            releaseSegmentBlock(b);
-        return released >= want;
-    }
-
-    void releaseSegmentBlock(Block* b)
-    {
-        b->pool->blocks.erase(FreeEntry{b->size, b->addr, b});
-        reserved -= b->size;
-        --liveSegments;
-        deleteBlock(b);
-    }
-
     // unmap_block: give back the whole pages inside a free expandable block.
     void unmapBlock(Block* b)
     {
@@ -573,6 +570,51 @@ struct CachingAllocatorModel::Impl
         pool.unmapped.insert(b);
     }
 
+    // alloc_block: a new segment, or more pages of the pool's expandable one.
+    Block* allocBlock(Pool& pool, int64_t size, int64_t allocSize, bool force)
+    {
+        return expandable() ? tryAllocateExpandable(pool, size, force) : allocSegment(pool, allocSize, force);
+    }
+};
+
+// What malloc does when no cached block fits and cudaMalloc fails: give cached segments back and try again.
+struct CacheRelease : ExpandableSegments
+{
+    using ExpandableSegments::ExpandableSegments;
+
+    int64_t retries = 0;
+    bool oom = false;
+
+    // release_available_cached_blocks: with max_split_size set, free oversize cached segments first.
+    bool releaseAvailableCachedBlocks(Pool& pool, int64_t size)
+    {
+        if (options.maxSplitSize == INT64_MAX || expandable())
+            return false;
+        const int64_t want = std::max(size, options.maxSplitSize);
+        auto it = pool.blocks.lowerBound(want);
+        if (!pool.blocks.atEnd(it)) {
+            Block* b = pool.blocks.at(it).block;
+            if (b->isSplit())
+                return false;
+            releaseSegmentBlock(b);
+            return true;
+        }
+        int64_t released = 0;
+        std::vector<Block*> victims;
+        pool.blocks.forEachDescending([&](const FreeEntry& e) {
+            if (released >= want || e.size < options.maxSplitSize)
+                return false;
+            if (!e.block->isSplit()) {
+                victims.push_back(e.block);
+                released += e.size;
+            }
+            return true;
+        });
+        for (Block* b : victims)
+            releaseSegmentBlock(b);
+        return released >= want;
+    }
+
     // release_cached_blocks: every free segment goes back to the driver; expandable ones unmap free pages.
     void releaseCachedBlocks()
     {
@@ -599,41 +641,49 @@ struct CachingAllocatorModel::Impl
         }
     }
 
+    // malloc's path when no cached block fits: alloc_block, then the two releases, each followed by a retry.
+    Block* allocAfterMiss(Pool& pool, int64_t size, int64_t allocSize)
+    {
+        Block* block = allocBlock(pool, size, allocSize, false);
+        if (!block && releaseAvailableCachedBlocks(pool, size)) {
+            ++retries;
+            block = allocBlock(pool, size, allocSize, false);
+        }
+        if (!block) {
+            ++retries;
+            releaseCachedBlocks();
+            block = allocBlock(pool, size, allocSize, false);
+        }
+        if (!block) {
+            // A real run raises OutOfMemoryError here; the model records it and goes on over the limit
+            // so that the caller still sees the full plan's figures.
+            oom = true;
+            block = allocBlock(pool, size, allocSize, true);
+        }
+        return block;
+    }
+};
+
+} // namespace
+
+struct CachingAllocatorModel::Impl : CacheRelease
+{
+    using CacheRelease::CacheRelease;
+
+    std::vector<Block*> handles;     // handle -> allocated block (nullptr: freed or zero bytes)
+    std::vector<int64_t> exactSizes; // Exact mode: handle -> bytes
+    int64_t allocated = 0, maxAllocated = 0, maxReserved = 0;
+
     Block* malloc(int64_t origSize)
     {
         const int64_t size = CachingAllocatorModel::roundSize(origSize);
         Pool& pool = getPool(size);
         const int64_t allocSize = CachingAllocatorModel::segmentSizeFor(origSize);
         Block* block = getFreeBlock(pool, size);
-        if (!block) {
-            block = allocBlock(pool, size, allocSize, false);
-            if (!block && releaseAvailableCachedBlocks(pool, size)) {
-                ++retries;
-                block = allocBlock(pool, size, allocSize, false);
-            }
-            if (!block) {
-                ++retries;
-                releaseCachedBlocks();
-                block = allocBlock(pool, size, allocSize, false);
-            }
-            if (!block) {
-                // A real run raises OutOfMemoryError here; the model records it and goes on over the limit
-                // so that the caller still sees the full plan's figures.
-                oom = true;
-                block = allocBlock(pool, size, allocSize, true);
-            }
-        }
-        // alloc_found_block: keep the front, return the remainder to the pool.
-        if (shouldSplit(block, size)) {
-            Block* rest = newBlock(block->addr + size, block->size - size, &pool, block->segment);
-            rest->prev = block;
-            rest->next = block->next;
-            if (rest->next)
-                rest->next->prev = rest;
-            block->next = rest;
-            block->size = size;
-            pool.blocks.insert(FreeEntry{rest->size, rest->addr, rest});
-        }
+        if (!block)
+            block = allocAfterMiss(pool, size, allocSize);
+        if (shouldSplit(block, size))
+            splitFront(pool, block, size);
         block->allocated = true;
         allocated += block->size;
         return block;

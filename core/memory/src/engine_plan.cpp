@@ -1,6 +1,8 @@
 // The per-model plan: everything evaluate() needs that does not change with the symbol values, the
 // dtype policy or the optimizer. Built once per model (and per set of freeze patterns).
 #include "engine_internal.h"
+#include "fused_units.h"
+#include "op_classes.h"
 
 #include <algorithm>
 #include <map>
@@ -11,370 +13,6 @@ namespace headroom {
 namespace {
 
 bool floatish(const Tensor& t) noexcept { return t.dtype == DType::Undefined || isFloating(t.dtype); }
-
-// Autocast's op classes (torch/csrc/autograd/autocast_mode.cpp): lower_precision_fp ops produce 16-bit
-// outputs, fp32 ops produce fp32, everything else follows its inputs.
-bool ampLowOp(const std::string& op)
-{
-    return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm" || op == "Einsum" || op == "LSTM" ||
-           op == "GRU" || op == "RNN";
-}
-bool ampFp32Op(const std::string& op)
-{
-    // CUDA's fp32 list: softmax, log_softmax, layer_norm, group_norm, exp, log, pow, rsqrt, reciprocal,
-    // softplus, cumsum, sum, prod, norms, the trig family; mean and sqrt are on no list (they follow their input)
-    return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "GroupNormalization" ||
-           op == "InstanceNormalization" || op == "ReduceSum" || op == "ReduceProd" || op == "ReduceLogSumExp" ||
-           op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "Exp" || op == "Log" ||
-           op == "Pow" || op == "Reciprocal" || op == "Softplus" || op == "CumSum" || op == "LpNormalization" ||
-           op == "Cosh" || op == "Sinh" || op == "Tan" || op == "Acos" || op == "Asin";
-}
-// Elementwise arithmetic follows type promotion: a bf16 activation times an fp32 parameter tensor (RMSNorm's
-// weight * x) is fp32; only 0-dim tensors and Python scalars leave the activation's dtype alone. Add and Sub
-// are left out: exporters split linear(x, W, b) into MatMul + Add(b), which PyTorch runs as one bf16 addmm.
-bool promotesWithParams(const std::string& op) { return op == "Mul" || op == "Div" || op == "Max" || op == "Min"; }
-
-struct Builder
-{
-    const Model& m;
-    PlanData& p;
-    const PlanOptions& opts;
-    std::vector<std::vector<int>> tensorConsumers; // node consumers (from the model)
-    std::vector<uint8_t> claimed;                  // node already in a fused unit
-
-    int producer(int t) const { return t < 0 ? -1 : m.tensors[static_cast<size_t>(t)].producer; }
-    const Node& node(int n) const { return m.nodes[static_cast<size_t>(n)]; }
-    const std::vector<int>& consumers(int t) const { return m.tensors[static_cast<size_t>(t)].consumers; }
-    bool isStatic(int t) const { return t >= 0 && !p.dynamic[static_cast<size_t>(t)]; }
-    // the single consumer of t, or -1
-    int only(int t) const
-    {
-        if (t < 0)
-            return -1;
-        const auto& c = consumers(t);
-        return c.size() == 1 && !m.tensors[static_cast<size_t>(t)].isGraphOutput ? c[0] : -1;
-    }
-    bool usable(int n, const char* op) const
-    {
-        return n >= 0 && !claimed[static_cast<size_t>(n)] && node(n).op == op &&
-               p.unitOfNode[static_cast<size_t>(n)] != -2;
-    }
-    int other(int n, int t) const
-    {
-        const Node& nd = node(n);
-        if (nd.inputs.size() != 2)
-            return -1;
-        return nd.inputs[0] == t ? nd.inputs[1] : nd.inputs[1] == t ? nd.inputs[0] : -1;
-    }
-    int out(int n) const { return node(n).outputs.empty() ? -1 : node(n).outputs[0]; }
-
-    void addFused(UnitKind kind, std::vector<int> nodes, int x)
-    {
-        std::sort(nodes.begin(), nodes.end());
-        Unit u;
-        u.kind = kind;
-        u.nodes = nodes;
-        u.head = nodes.back();
-        for (int n : nodes)
-            claimed[static_cast<size_t>(n)] = 1;
-        for (int n : nodes) {
-            for (int t : node(n).inputs) {
-                if (t < 0 || std::find(u.inputs.begin(), u.inputs.end(), t) != u.inputs.end())
-                    continue;
-                const int pr = producer(t);
-                if (pr >= 0 && std::binary_search(nodes.begin(), nodes.end(), pr))
-                    continue;
-                u.inputs.push_back(t);
-            }
-            if (n != u.head)
-                for (int t : node(n).outputs)
-                    if (t >= 0)
-                        p.virtualOut[static_cast<size_t>(t)] = 1;
-        }
-        for (int t : node(u.head).outputs)
-            if (t >= 0)
-                u.outputs.push_back(t);
-        u.saved.push_back({SavedItem::Kind::Storage, x}); // root resolved later
-        p.units.push_back(std::move(u));
-    }
-
-    // x - mean, ^2, mean, + eps, sqrt, divide, (* weight), (+ bias): PyTorch's native_layer_norm, which
-    // keeps its input plus a mean and rstd per row.
-    void tryLayerNorm(int r1)
-    {
-        const Node& n1 = node(r1);
-        if (n1.inputs.empty())
-            return;
-        const int x = n1.inputs[0];
-        const int mean = out(r1);
-        const int sub = only(mean);
-        if (!usable(sub, "Sub") || node(sub).inputs.size() != 2 || node(sub).inputs[0] != x)
-            return;
-        const int d = out(sub);
-        int pw = -1, dv = -1;
-        for (int c : consumers(d)) {
-            if (node(c).op == "Pow")
-                pw = c;
-            else if (node(c).op == "Div")
-                dv = c;
-        }
-        if (consumers(d).size() != 2 || !usable(pw, "Pow") || !usable(dv, "Div"))
-            return;
-        const int r2 = only(out(pw));
-        if (!usable(r2, "ReduceMean"))
-            return;
-        int cur = only(out(r2));
-        std::vector<int> nodes{r1, sub, pw, r2};
-        if (usable(cur, "Add") && isStatic(other(cur, out(r2)))) {
-            nodes.push_back(cur);
-            cur = only(out(cur));
-        }
-        if (!usable(cur, "Sqrt"))
-            return;
-        nodes.push_back(cur);
-        if (only(out(cur)) != dv || node(dv).inputs[0] != d)
-            return;
-        nodes.push_back(dv);
-        int last = dv;
-        int nx = only(out(last));
-        if (usable(nx, "Mul") && isStatic(other(nx, out(last)))) {
-            nodes.push_back(nx);
-            last = nx;
-            nx = only(out(last));
-        }
-        if (usable(nx, "Add") && isStatic(other(nx, out(last)))) {
-            nodes.push_back(nx);
-            last = nx;
-        }
-        addFused(UnitKind::LayerNorm, nodes, x);
-        Unit& u = p.units.back();
-        SavedItem stats{SavedItem::Kind::Extra, mean};
-        stats.num = 2;
-        stats.elemBytes = 4;
-        stats.fp32Stat = true;
-        u.saved.push_back(stats);
-    }
-
-    // x / sqrt(2) (or * 1/sqrt(2)), erf, + 1, * x, * 0.5 in either order: PyTorch's gelu keeps x only.
-    void tryGelu(int e)
-    {
-        const Node& en = node(e);
-        if (en.inputs.empty())
-            return;
-        const int scaled = en.inputs[0];
-        const int v = producer(scaled);
-        if (v < 0 || claimed[static_cast<size_t>(v)] || only(scaled) != e)
-            return;
-        if ((node(v).op != "Div" && node(v).op != "Mul") || node(v).inputs.size() != 2 || !isStatic(node(v).inputs[1]))
-            return;
-        const int x = node(v).inputs[0];
-        const int a = only(out(e));
-        if (!usable(a, "Add") || !isStatic(other(a, out(e))))
-            return;
-        const int m1 = only(out(a));
-        if (!usable(m1, "Mul"))
-            return;
-        std::vector<int> nodes{v, e, a, m1};
-        const int t = other(m1, out(a));
-        if (t >= 0 && isStatic(t)) {
-            // 0.5 * (1 + erf) first, then * x (the dynamo exporter's decomposition of aten.gelu)
-            const int m2 = only(out(m1));
-            if (!usable(m2, "Mul") || other(m2, out(m1)) != x)
-                return;
-            nodes.push_back(m2);
-        } else if (t != x) {
-            const int h = producer(t);
-            if (h < 0 || claimed[static_cast<size_t>(h)] || node(h).op != "Mul" || only(t) != m1 || other(h, x) < 0 ||
-                !isStatic(other(h, x)))
-                return;
-            nodes.push_back(h);
-        } else {
-            const int m2 = only(out(m1));
-            if (usable(m2, "Mul") && isStatic(other(m2, out(m1))))
-                nodes.push_back(m2);
-        }
-        addFused(UnitKind::Gelu, nodes, x);
-    }
-
-    // Reshape to [N, G, -1], InstanceNormalization (exporter's ones/zeros scale and bias), Reshape back,
-    // then the affine * weight + bias: torch.onnx's GroupNorm. PyTorch runs native_group_norm, which keeps
-    // its input plus a mean and rstd per (N, G); the normalised tensor and the affine's product are
-    // never saved.
-    void tryGroupNorm(int in)
-    {
-        const Node& nn = node(in);
-        if (nn.inputs.size() < 3 || !isStatic(nn.inputs[1]) || !isStatic(nn.inputs[2]))
-            return;
-        const int r1 = producer(nn.inputs[0]);
-        if (!usable(r1, "Reshape") || only(nn.inputs[0]) != in || node(r1).inputs.empty())
-            return;
-        const int x = node(r1).inputs[0];
-        const int r2 = only(out(in));
-        if (!usable(r2, "Reshape"))
-            return;
-        std::vector<int> nodes{r1, in, r2};
-        int last = r2;
-        int nx = only(out(last));
-        if (usable(nx, "Mul") && isStatic(other(nx, out(last)))) {
-            nodes.push_back(nx);
-            last = nx;
-            nx = only(out(last));
-        }
-        if (usable(nx, "Add") && isStatic(other(nx, out(last))))
-            nodes.push_back(nx);
-        addFused(UnitKind::GroupNorm, nodes, x);
-        SavedItem stats{SavedItem::Kind::Extra, nn.inputs[0]}; // [N, G, ...]: dims 0..2
-        stats.num = 2;
-        stats.elemBytes = 4;
-        stats.fp32Stat = true;
-        stats.dimBegin = 0;
-        stats.dimEnd = 2;
-        p.units.back().saved.push_back(stats);
-    }
-
-    bool reqGrad(int t) const { return t >= 0 && p.reqGrad[static_cast<size_t>(t)]; }
-
-    // Does `t` come from an Expand through views within a few steps? Hugging Face's repeat_kv
-    // (x[:, :, None].expand(...).reshape(...)) marks a grouped-query attention operand.
-    bool fromExpand(int t) const
-    {
-        for (int guard = 0; guard < 6 && t >= 0; ++guard) {
-            const int pr = producer(t);
-            if (pr < 0 || node(pr).inputs.empty())
-                return false;
-            if (node(pr).op == "Expand")
-                return true;
-            if (!isViewOp(node(pr).op))
-                return false;
-            t = node(pr).inputs[0];
-        }
-        return false;
-    }
-
-    // MatMul(q, k^T) -> [scale] -> [mask: Add / Where / Sub] -> Softmax(last axis) -> [Cast] -> [Dropout]
-    // -> MatMul(., v): the attention that PyTorch >= 2.0 runs as one fused kernel when the model calls
-    // F.scaled_dot_product_attention (nn.MultiheadAttention with need_weights=False, which
-    // nn.TransformerEncoderLayer uses; Hugging Face's default attn_implementation="sdpa").
-    // derivatives.yaml `_scaled_dot_product_efficient_attention` / `_scaled_dot_product_flash_attention`:
-    // backward reads query, key, value, output and logsumexp (fp32, one per query row) plus the RNG
-    // state; the [B, H, T, T] scores are never stored, in training or inference. Kernel choice
-    // (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp): flash needs fp16/bf16 operands; the
-    // memory-efficient kernel takes fp32 but not enable_gqa, so fp32 grouped-query attention (Hugging Face
-    // passes enable_gqa=True when there is no mask) runs the math kernel, which is the written-out graph.
-    void tryAttention(int sm)
-    {
-        const Node& sn = node(sm);
-        if (sn.inputs.empty() || sn.outputs.empty())
-            return;
-        const int scores = sn.inputs[0];
-        const auto& sd = m.tensors[static_cast<size_t>(scores)].shape.dims;
-        const int64_t axis = sn.attrInt("axis", -1);
-        if (sd.size() < 3 || (axis != -1 && axis != static_cast<int64_t>(sd.size()) - 1))
-            return;
-        std::vector<int> nodes{sm};
-        // backwards: scale and mask ops down to the score MatMul
-        int t = scores, mm1 = -1;
-        for (int guard = 0; guard < 8 && mm1 < 0; ++guard) {
-            const int pr = producer(t);
-            if (pr < 0 || claimed[static_cast<size_t>(pr)] || only(t) < 0)
-                return;
-            const Node& pn = node(pr);
-            int next = -1;
-            if (pn.op == "MatMul" && pn.inputs.size() == 2) {
-                mm1 = pr;
-                break;
-            }
-            if ((pn.op == "Add" || pn.op == "Mul" || pn.op == "Sub" || pn.op == "Div") && pn.inputs.size() == 2) {
-                const int a = pn.inputs[0], c = pn.inputs[1];
-                if (reqGrad(a) && !reqGrad(c))
-                    next = a;
-                else if (reqGrad(c) && !reqGrad(a) && (pn.op == "Add" || pn.op == "Mul"))
-                    next = c;
-            } else if (pn.op == "Where" && pn.inputs.size() == 3) { // masked_fill
-                const int a = pn.inputs[1], c = pn.inputs[2];
-                if (reqGrad(a) && !reqGrad(c))
-                    next = a;
-                else if (reqGrad(c) && !reqGrad(a))
-                    next = c;
-            } else if (pn.op == "Cast") {
-                next = pn.inputs[0];
-            }
-            if (next < 0)
-                return;
-            nodes.push_back(pr);
-            t = next;
-        }
-        if (mm1 < 0 || only(out(mm1)) < 0)
-            return;
-        // forwards: optional Cast / Dropout, then the value MatMul
-        int cur = out(sm), mm2 = -1;
-        for (int guard = 0; guard < 4 && mm2 < 0; ++guard) {
-            const int c = only(cur);
-            if (c < 0 || claimed[static_cast<size_t>(c)])
-                return;
-            const Node& cn = node(c);
-            if (cn.op == "MatMul" && cn.inputs.size() == 2 && cn.inputs[0] == cur) {
-                mm2 = c;
-            } else if (cn.op == "Cast" || cn.op == "Dropout") {
-                for (size_t o = 1; o < cn.outputs.size(); ++o) // Dropout's mask must be unused
-                    if (cn.outputs[o] >= 0 && !consumers(cn.outputs[o]).empty())
-                        return;
-                nodes.push_back(c);
-                cur = out(c);
-            } else {
-                return;
-            }
-        }
-        if (mm2 < 0)
-            return;
-        int q = node(mm1).inputs[0];
-        const int kT = node(mm1).inputs[1];
-        const int v = node(mm2).inputs[1];
-        if (!p.dynamic[static_cast<size_t>(q)] || !p.dynamic[static_cast<size_t>(kT)] ||
-            !p.dynamic[static_cast<size_t>(v)])
-            return;
-        if (!opts.lowPrecision && (fromExpand(kT) || fromExpand(v)))
-            return; // fp32 GQA: the math kernel
-        nodes.push_back(mm1);
-        nodes.push_back(mm2);
-        // q / sqrt(d) written before the matmul (torch 1.x MultiheadAttention) is SDPA's own `scale`
-        if (const int qs = producer(q); qs >= 0 && !claimed[static_cast<size_t>(qs)] && only(q) == mm1 &&
-                                        (node(qs).op == "Mul" || node(qs).op == "Div") && node(qs).inputs.size() == 2 &&
-                                        isStatic(node(qs).inputs[1]) &&
-                                        p.dynamic[static_cast<size_t>(node(qs).inputs[0])]) {
-            nodes.push_back(qs);
-            q = node(qs).inputs[0];
-        }
-        addFused(UnitKind::Attention, nodes, q);
-        Unit& u = p.units.back();
-        u.saved.push_back({SavedItem::Kind::Storage, kT});
-        u.saved.push_back({SavedItem::Kind::Storage, v});
-        u.saved.push_back({SavedItem::Kind::Storage, out(mm2)});
-        SavedItem lse{SavedItem::Kind::Extra, scores}; // logsumexp: fp32, one per (batch, head, query row)
-        lse.elemBytes = 4;
-        lse.fp32Stat = true;
-        lse.dimBegin = 0;
-        lse.dimEnd = static_cast<int>(sd.size()) - 1;
-        u.saved.push_back(lse);
-        // forward MACs of both matmuls: scores * head_dim * 2
-        const auto& qd = m.tensors[static_cast<size_t>(q)].shape.dims;
-        u.macTensor = scores;
-        u.macPerElem = 2 * (qd.empty() ? 1 : qd.back().constantValue().value_or(1));
-    }
-
-    // x * sigmoid(x): nn.SiLU keeps x only.
-    void trySilu(int s)
-    {
-        const Node& sn = node(s);
-        if (sn.inputs.empty())
-            return;
-        const int x = sn.inputs[0];
-        const int mul = only(out(s));
-        if (!usable(mul, "Mul") || other(mul, out(s)) != x)
-            return;
-        addFused(UnitKind::Silu, {s, mul}, x);
-    }
-};
 
 // The freeze patterns split once per plan: most are plain layer paths (the advisor's "freeze the first k
 // blocks" lists one per block), which a hash lookup decides, so a plan costs O(names), not O(names x
@@ -549,12 +187,6 @@ void propagateDynamic(PlanData& p, const Model& m)
 {
     const size_t nN = m.nodes.size();
     // Dynamic-ness, requires-grad and the parameters behind weight-side (static) tensors, in topological order.
-    static const std::vector<std::string> noGrad{
-        "Shape",   "Size",   "Range",          "ConstantOfShape", "Constant", "Equal",
-        "Greater", "Less",   "GreaterOrEqual", "LessOrEqual",     "And",      "Or",
-        "Xor",     "Not",    "IsNaN",          "IsInf",           "ArgMax",   "ArgMin",
-        "NonZero", "OneHot", "EyeLike",        "Floor",           "Ceil",     "Sign",
-        "Round"};
     for (size_t n = 0; n < nN; ++n) {
         const Node& nd = m.nodes[n];
         bool dyn = false, rg = false;
@@ -568,7 +200,7 @@ void propagateDynamic(PlanData& p, const Model& m)
                 if (std::find(sources.begin(), sources.end(), s) == sources.end())
                     sources.push_back(s);
         }
-        const bool diff = std::find(noGrad.begin(), noGrad.end(), nd.op) == noGrad.end();
+        const bool diff = !stopsRequiresGrad(nd.op);
         rg = rg || (dyn && inputEmbeddingRequiresGrad(m, p.options, nd));
         for (int t : nd.outputs) {
             if (t < 0)
@@ -582,57 +214,6 @@ void propagateDynamic(PlanData& p, const Model& m)
         if (!dyn)
             p.unitOfNode[n] = -1;
     }
-}
-
-void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
-{
-    const size_t nN = m.nodes.size();
-    // Units: recognised decompositions first, then one unit per remaining dynamic node.
-    Builder b{m, p, options, {}, std::vector<uint8_t>(nN, 0)};
-    // Attention first: its scale and mask ops must not be taken by the smaller patterns.
-    if (options.attention == Attention::Fused)
-        for (size_t n = 0; n < nN; ++n)
-            if (m.nodes[n].op == "Softmax" && !b.claimed[n] && !m.nodes[n].outputs.empty() &&
-                m.nodes[n].outputs[0] >= 0 && p.dynamic[static_cast<size_t>(m.nodes[n].outputs[0])])
-                b.tryAttention(static_cast<int>(n));
-    for (size_t n = 0; n < nN; ++n) {
-        const Node& nd = m.nodes[n];
-        bool dyn = false;
-        for (int t : nd.outputs)
-            dyn = dyn || (t >= 0 && p.dynamic[static_cast<size_t>(t)]);
-        if (!dyn || b.claimed[n])
-            continue;
-        if (nd.op == "ReduceMean")
-            b.tryLayerNorm(static_cast<int>(n));
-        else if (nd.op == "Erf")
-            b.tryGelu(static_cast<int>(n));
-        else if (nd.op == "Sigmoid")
-            b.trySilu(static_cast<int>(n));
-        else if (nd.op == "InstanceNormalization")
-            b.tryGroupNorm(static_cast<int>(n));
-    }
-    for (size_t n = 0; n < nN; ++n) {
-        const Node& nd = m.nodes[n];
-        bool dyn = false;
-        for (int t : nd.outputs)
-            dyn = dyn || (t >= 0 && p.dynamic[static_cast<size_t>(t)]);
-        if (!dyn || b.claimed[n])
-            continue;
-        Unit u;
-        u.head = static_cast<int>(n);
-        u.nodes = {static_cast<int>(n)};
-        for (int t : nd.inputs)
-            if (t >= 0 && std::find(u.inputs.begin(), u.inputs.end(), t) == u.inputs.end())
-                u.inputs.push_back(t);
-        for (int t : nd.outputs)
-            if (t >= 0)
-                u.outputs.push_back(t);
-        p.units.push_back(std::move(u));
-    }
-    std::sort(p.units.begin(), p.units.end(), [](const Unit& a, const Unit& c) { return a.head < c.head; });
-    for (size_t u = 0; u < p.units.size(); ++u)
-        for (int n : p.units[u].nodes)
-            p.unitOfNode[static_cast<size_t>(n)] = static_cast<int>(u);
 }
 
 // The tensor a unit's view resolves from: the node's first input, or the matmul/conv result when the unit
@@ -650,9 +231,7 @@ int linearBias(PlanData& p, const Model& m, Unit& u, const Node& nd)
         const int pu = pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1;
         if (p.dynamic[static_cast<size_t>(dyn)] && !p.dynamic[static_cast<size_t>(bias)] && bt.shape.dims.size() == 1 &&
             floatish(bt) && pu >= 0 && p.units[static_cast<size_t>(pu)].kind == UnitKind::Op &&
-            p.units[static_cast<size_t>(pu)].head == pr &&
-            (m.nodes[static_cast<size_t>(pr)].op == "MatMul" || m.nodes[static_cast<size_t>(pr)].op == "Gemm" ||
-             m.nodes[static_cast<size_t>(pr)].op == "Conv") &&
+            p.units[static_cast<size_t>(pu)].head == pr && addsBiasInKernel(m.nodes[static_cast<size_t>(pr)].op) &&
             m.tensors[static_cast<size_t>(dyn)].consumers.size() == 1 &&
             !m.tensors[static_cast<size_t>(dyn)].isGraphOutput) {
             u.isView = true;
@@ -673,23 +252,23 @@ void resolveViewStorage(PlanData& p, Unit& u, const Node& nd, int x)
     const uint8_t inKind = p.nonContig[static_cast<size_t>(x)];
     uint8_t kind = inKind;
     bool copies = false;
-    if (nd.op == "Transpose") {
+    switch (viewLayout(nd.op)) {
+    case ViewLayout::Permuted: {
         const auto perm = nd.attrInts("perm");
         bool identity = !perm.empty();
         for (size_t i = 0; i < perm.size(); ++i)
             identity = identity && perm[i] == static_cast<int64_t>(i);
         if (!identity)
             kind = 2;
-    } else if (nd.op == "Split") {
+        break;
+    }
+    case ViewLayout::StridedOffAxis0:
         if (nd.attrInt("axis", 0) != 0)
             kind = std::max<uint8_t>(kind, 1);
-    } else if (nd.op == "Slice" || nd.op == "Expand") {
-        kind = std::max<uint8_t>(kind, 1);
-    } else if (nd.op == "Gather") {
-        if (nd.attrInt("axis", 0) != 0)
-            kind = std::max<uint8_t>(kind, 1);
-    } else if ((nd.op == "Reshape" || nd.op == "Flatten") && inKind == 2) {
-        copies = true; // torch.reshape of a permuted view materialises a contiguous copy
+        break;
+    case ViewLayout::Strided: kind = std::max<uint8_t>(kind, 1); break;
+    case ViewLayout::Reshaped: copies = inKind == 2; break; // torch.reshape of a permuted view copies
+    case ViewLayout::Same: break;
     }
     if (copies) {
         u.isView = false;
@@ -795,46 +374,60 @@ void propagateGradients(PlanData& p, const Model& m)
     }
 }
 
+// A lower_precision_fp op's parameters: autocast caches one 16-bit copy of each (autocast_mode.cpp
+// cached_cast: leaf tensors that require grad).
+void cacheParamCopies(PlanData& p, const Unit& u, std::vector<uint8_t>& cachedCopy)
+{
+    for (int t : u.inputs)
+        if (!p.dynamic[static_cast<size_t>(t)])
+            for (int s : p.paramSources[static_cast<size_t>(t)])
+                if (!cachedCopy[static_cast<size_t>(s)]) {
+                    cachedCopy[static_cast<size_t>(s)] = 1;
+                    p.amp16Params.push_back(s);
+                }
+}
+
+// A fall-through op is 16-bit when its floating activation inputs all are. `promotes`: a floating
+// parameter operand with more than one element makes it fp32 (CastPolicy::TypePromotion).
+bool inputsAllLow(const PlanData& p, const Model& m, const Unit& u, bool promotes)
+{
+    bool any = false, all = true;
+    for (int t : u.inputs) {
+        const Tensor& tt = m.tensors[static_cast<size_t>(t)];
+        if (!floatish(tt))
+            continue;
+        if (!p.dynamic[static_cast<size_t>(t)]) {
+            if (promotes && tt.role != TensorRole::Constant && tt.role != TensorRole::Activation &&
+                !tt.shape.dims.empty()) {
+                int64_t n = 1;
+                for (const DimExpr& d : tt.shape.dims)
+                    n *= d.constantValue().value_or(2);
+                all = all && n <= 1;
+            }
+            continue;
+        }
+        any = true;
+        all = all && p.amp16[static_cast<size_t>(t)];
+    }
+    return any && all;
+}
+
 // Autocast classes: which outputs autocast makes 16-bit, and the parameters it caches a 16-bit copy of.
 void classifyAutocast(PlanData& p, const Model& m)
 {
     std::vector<uint8_t> cachedCopy(m.tensors.size(), 0); // already in amp16Params
     for (const Unit& u : p.units) {
-        const Node& nd = m.nodes[static_cast<size_t>(u.head)];
+        const CastPolicy policy = autocastPolicy(m.nodes[static_cast<size_t>(u.head)].op);
         bool low = false;
         if (u.kind == UnitKind::LayerNorm || u.kind == UnitKind::GroupNorm) {
-            low = false;
-        } else if (ampLowOp(nd.op)) {
+            low = false; // layer_norm and group_norm are on the fp32 list
+        } else if (policy == CastPolicy::LowerPrecisionFp) {
             low = true;
-            for (int t : u.inputs)
-                if (!p.dynamic[static_cast<size_t>(t)])
-                    for (int s : p.paramSources[static_cast<size_t>(t)])
-                        if (!cachedCopy[static_cast<size_t>(s)]) {
-                            cachedCopy[static_cast<size_t>(s)] = 1;
-                            p.amp16Params.push_back(s);
-                        }
+            cacheParamCopies(p, u, cachedCopy);
         } else if (u.kind == UnitKind::Attention) {
             low = true; // scaled_dot_product_attention is on the lower_precision_fp list
-        } else if (!ampFp32Op(nd.op)) {
-            bool any = false, all = true;
-            for (int t : u.inputs) {
-                const Tensor& tt = m.tensors[static_cast<size_t>(t)];
-                if (!floatish(tt))
-                    continue;
-                if (!p.dynamic[static_cast<size_t>(t)]) {
-                    if (u.kind == UnitKind::Op && promotesWithParams(nd.op) && tt.role != TensorRole::Constant &&
-                        tt.role != TensorRole::Activation && !tt.shape.dims.empty()) {
-                        int64_t n = 1;
-                        for (const DimExpr& d : tt.shape.dims)
-                            n *= d.constantValue().value_or(2);
-                        all = all && n <= 1;
-                    }
-                    continue;
-                }
-                any = true;
-                all = all && p.amp16[static_cast<size_t>(t)];
-            }
-            low = any && all;
+        } else if (policy != CastPolicy::Fp32) {
+            low = inputsAllLow(p, m, u, u.kind == UnitKind::Op && policy == CastPolicy::TypePromotion);
         }
         if (low)
             for (int t : u.outputs)
@@ -849,7 +442,8 @@ void autocastActivationCopies(PlanData& p, const Model& m)
     // makes its own copy of an activation, and backward keeps that copy, not the fp32 tensor.
     for (Unit& u : p.units) {
         const Node& nd = m.nodes[static_cast<size_t>(u.head)];
-        if (!(u.kind == UnitKind::Attention || (u.kind == UnitKind::Op && ampLowOp(nd.op))))
+        if (!(u.kind == UnitKind::Attention ||
+              (u.kind == UnitKind::Op && autocastPolicy(nd.op) == CastPolicy::LowerPrecisionFp)))
             continue;
         for (int t : u.inputs) {
             const size_t ti = static_cast<size_t>(t);

@@ -208,6 +208,16 @@ void matmulOperands(Ctx& c)
     }
 }
 
+// MoE experts (import/src/hf_moe.h): transformers' grouped_mm fallback keeps its input whatever requires grad
+// (tests/data/moe/truth.json, `grouped` layout); the per-expert nn.Linear loop (`always_saves_input` = 0) keeps it
+// only for the experts' weight gradient, as mm does.
+void groupedOperands(Ctx& c)
+{
+    if (c.node.attrInt("always_saves_input", 1) != 0 || c.rg(c.input(1)))
+        c.operand(c.input(0));
+    c.unit.macTensor = c.output(0);
+}
+
 void maxPoolIndices(Ctx& c)
 {
     c.extra(c.output(0), 1, 1, 8); // int64 indices, output-sized
@@ -364,6 +374,15 @@ const SavedRule kRules[] = {
                "mm_mat2_backward(grad, mat1, ...); BLAS takes strided 2-D matrices, so x[:, 0] keeps its source"},
     {.op = "MatMul", .code = matmulOperands, .source = "mm / bmm: self: grad.mm(mat2.t()), mat2: self.t().mm(grad)"},
     {.op = "Einsum", .code = matmulOperands, .source = "einsum decomposes into bmm (same saves)"},
+    // Headroom's MoE ops (import/src/hf_moe.h). transformers' grouped_mm fallback (integrations/moe.py, a custom
+    // autograd op) runs ctx.save_for_backward(input, weight) whatever requires grad; measured in
+    // tests/data/moe/truth.json. The native torch._grouped_mm keeps the input only for the weight's gradient.
+    {.op = "GroupedMatMul",
+     .code = groupedOperands,
+     .source = "transformers grouped_mm_fallback: ctx.save_for_backward(input, weight)"},
+    {.op = "IndexAdd",
+     .saves = {{in1, always}, {int8_t{2}, always}},
+     .source = "index_add: source: maybe_multiply(grad.index_select(dim, index).expand_as(source), alpha)"},
 
     // Arithmetic.
     {.op = "Mul",

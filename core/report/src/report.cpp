@@ -1,5 +1,6 @@
 #include "headroom/report/report.h"
 
+#include "headroom/import/hfconfig.h"
 #include "headroom/memory/finetune_summary.h"
 #include "headroom/memory/kvcache.h"
 #include "headroom/shapes/shapes.h"
@@ -194,6 +195,13 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"trainable_bytes", model.params.trainableBytes},
         {"buffer_bytes", model.params.bufferBytes},
     };
+    if (const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable)
+                                                  : HfMoeSummary{};
+        !moe.text.empty()) {
+        j["params"]["moe"] = moe.text;
+        j["params"]["active"] = moe.active.withEmbedding;
+        j["params"]["active_without_embedding"] = moe.active.withoutEmbedding;
+    }
 
     const Breakdown& m = e.memory;
     j["memory"] = {

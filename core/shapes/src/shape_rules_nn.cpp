@@ -94,6 +94,24 @@ bool matMul(ShapeContext& c, const Node& n)
     return true;
 }
 
+// Headroom's MoE op (import/src/hf_moe.h): torch._grouped_mm of row groups, x [S, K] by w [E, K, N] -> [S, N].
+bool groupedMatMul(ShapeContext& c, const Node& n)
+{
+    const Dims& x = c.in(n, 0);
+    const Dims& w = c.in(n, 1);
+    if (x.size() != 2 || w.size() != 3)
+        throw Fail{"GroupedMatMul needs x [S, K] and w [E, K, N]"};
+    c.out(n, 0, {x[0], w[2]});
+    return true;
+}
+
+// Headroom's MoE op: Tensor.index_add_(0, index, source) into input 0, whose shape it keeps.
+bool indexAdd(ShapeContext& c, const Node& n)
+{
+    c.out(n, 0, c.in(n, 0));
+    return true;
+}
+
 bool gemm(ShapeContext& c, const Node& n)
 {
     const Dims& a = c.in(n, 0);
@@ -347,6 +365,8 @@ bool einsum(ShapeContext& ctx, const Node& n)
 constexpr ShapeRule kRules[] = {
     {"MatMul", matMul},
     {"MatMulInteger", matMul},
+    {"GroupedMatMul", groupedMatMul},
+    {"IndexAdd", indexAdd},
     {"Gemm", gemm},
     {"Einsum", einsum},
     {"Conv", convLike<false, false>},

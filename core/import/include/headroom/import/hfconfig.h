@@ -6,6 +6,31 @@
 
 namespace headroom {
 
+// The mixture-of-experts part of a config.json (docs/MOE.md section 1); experts == 0 for a dense model.
+struct HfMoe
+{
+    int64_t experts = 0, topK = 0;
+    int64_t expertWidth = 0;      // one routed expert's intermediate width
+    int64_t sharedWidth = 0;      // the shared expert MLP's width (0: none)
+    bool sharedGate = false;      // qwen2_moe: sigmoid(Linear(H, 1)) scales the shared expert
+    int64_t firstDense = 0;       // deepseek first_k_dense_replace: leading dense layers
+    int64_t sparseStep = 1;       // qwen decoder_sparse_step / deepseek moe_layer_freq
+    std::vector<int64_t> mlpOnly; // qwen mlp_only_layers: dense layers
+    bool sigmoidRouter = false;   // deepseek_v3: sigmoid scores + e_score_correction_bias
+    bool routerBias = false;      // gpt_oss: the router Linear has a bias
+    bool expertBias = false;      // gpt_oss: experts carry biases
+    bool normTopK = true;         // norm_topk_prob: the top-k weights renormalised
+    bool auxLoss = false;         // output_router_logits: load_balancing_loss_func runs
+    bool eager = false;           // experts_implementation "eager": the per-expert loop (index_add_)
+    bool mxfp4 = false;           // quantization_config.quant_method mxfp4 (gpt-oss experts)
+};
+
+// Multi-head latent attention (deepseek_v2/v3): low-rank q and kv projections.
+struct HfMla
+{
+    int64_t qLoraRank = 0, kvLoraRank = 0, nope = 0, rope = 0, v = 0; // kvLoraRank 0: not MLA
+};
+
 // A Hugging Face `config.json` read as the architecture it describes (no weights, no network).
 struct HfArch
 {
@@ -20,7 +45,27 @@ struct HfArch
     bool qkNorm = false;                      // qwen3: RMSNorm on q and k per head
     bool gemmaNorms = false;                  // gemma2: post-attention and pre/post-feed-forward norms
     double attnSoftcap = 0, finalSoftcap = 0; // gemma2: tanh soft-capping (0: off)
+    bool qkNormFull = false;                  // olmoe: RMSNorm over the whole q and k projections
+    bool sinks = false;                       // gpt_oss: a learned sink logit per head joins the softmax
+    HfMoe moe;
+    HfMla mla;
 };
+
+// Parameters a token passes through (routed experts counted k of E times); 0 for a dense model. Both
+// conventions of docs/MOE.md section 3: with the input embedding, and without it (a lookup, not a matmul).
+struct HfActiveParams
+{
+    int64_t withEmbedding = 0, withoutEmbedding = 0;
+};
+HfActiveParams hfActiveParams(const HfArch& arch, int64_t totalParams);
+// For a model loaded from a MoE config.json (Model::hfCausalLm, info.file): "8 experts, 2 active per token" and
+// the active counts, read again from the file; empty text for anything else.
+struct HfMoeSummary
+{
+    std::string text;
+    HfActiveParams active;
+};
+HfMoeSummary hfMoeSummary(const std::string& configPath, int64_t totalParams);
 
 // The producer_name buildHfModel writes, by which the loader knows a model came from a config.json.
 inline constexpr std::string_view kHfConfigProducer = "headroom-hfconfig";
