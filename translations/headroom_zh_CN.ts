@@ -939,6 +939,62 @@
         <source>What makes it fit</source>
         <translation>怎样能放下</translation>
     </message>
+    <message>
+        <source>Serving</source>
+        <translation>推理服务</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>vLLM %1 (V1 startup rules, docs/SERVING.md)</source>
+        <translation>vLLM %1（V1 启动规则，见 docs/SERVING.md）</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>max_model_len %1, max_num_seqs %2, TP %3, KV cache %4, gpu_memory_utilization %5</source>
+        <translation>max_model_len %1，max_num_seqs %2，张量并行 %3，KV 缓存 %4，gpu_memory_utilization %5</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>%1 = %2 blocks = %3 tokens; %4 requests of max_model_len at once</source>
+        <translation>%1 = %2 个块 = %3 个词元；可同时容纳 %4 个 max_model_len 长度的请求</translation>
+    </message>
+    <message>
+        <source>What changes it</source>
+        <translation>如何改变</translation>
+    </message>
+    <message>
+        <source>Hugging Face generate() (transformers %1, sdpa, greedy)</source>
+        <translation>Hugging Face generate()（transformers %1，sdpa，贪心解码）</translation>
+    </message>
+    <message>
+        <source>prompt %1 + %2 new tokens, batch %3, %4 cache</source>
+        <translation>提示 %1 + 新生成 %2 个词元，批大小 %3，%4 缓存</translation>
+    </message>
+    <message>
+        <source>%1 at the prefill, %2 at the last step</source>
+        <translation>预填充时 %1，最后一步 %2</translation>
+    </message>
+    <message>
+        <source>%1 after the prefill, %2 at the end</source>
+        <translation>预填充后 %1，结束时 %2</translation>
+    </message>
+    <message>
+        <source>Longest context</source>
+        <translation>最长上下文</translation>
+    </message>
+    <message>
+        <source>Share of the device</source>
+        <translation>占显存比例</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -2121,6 +2177,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>&lt;p&gt;Project and issues: &lt;a href=&quot;%1&quot;&gt;%1&lt;/a&gt; (&lt;a href=&quot;%1/issues&quot;&gt;report a problem&lt;/a&gt;)&lt;/p&gt;</source>
         <translation>&lt;p&gt;项目与问题：&lt;a href=&quot;%1&quot;&gt;%1&lt;/a&gt;（&lt;a href=&quot;%1/issues&quot;&gt;报告问题&lt;/a&gt;）&lt;/p&gt;</translation>
     </message>
+    <message>
+        <source>Serving</source>
+        <translation>推理服务</translation>
+    </message>
 </context>
 <context>
     <name>gui::ModelInfoPanel</name>
@@ -2769,6 +2829,140 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>name</source>
         <translation>名称</translation>
+    </message>
+</context>
+<context>
+    <name>gui::ServingPage</name>
+    <message>
+        <source>vLLM %1</source>
+        <translation>vLLM %1 引擎</translation>
+    </message>
+    <message>
+        <source>Hugging Face generate()</source>
+        <translation>Hugging Face generate() 生成</translation>
+    </message>
+    <message>
+        <source>Model dtype (auto)</source>
+        <translation>模型数据类型（自动）</translation>
+    </message>
+    <message>
+        <source>fp8 (1 byte a value)</source>
+        <translation>fp8（每个值 1 字节）</translation>
+    </message>
+    <message>
+        <source>Dynamic (grows each step)</source>
+        <translation>动态（每步增长）</translation>
+    </message>
+    <message>
+        <source>Static (preallocated)</source>
+        <translation>静态（预先分配）</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>显卡</translation>
+    </message>
+    <message>
+        <source>Context length (tokens)</source>
+        <translation>上下文长度（词元）</translation>
+    </message>
+    <message>
+        <source>Tensor parallel (GPUs)</source>
+        <translation>张量并行（显卡数）</translation>
+    </message>
+    <message>
+        <source>KV cache dtype</source>
+        <translation>KV 缓存数据类型</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>New tokens</source>
+        <translation>新生成词元数</translation>
+    </message>
+    <message>
+        <source>Concurrent requests (max_num_seqs)</source>
+        <translation>并发请求数（max_num_seqs）</translation>
+    </message>
+    <message>
+        <source>Batch (sequences at once)</source>
+        <translation>批大小（同时生成的序列数）</translation>
+    </message>
+</context>
+<context>
+    <name>gui::ServingState</name>
+    <message>
+        <source>Open a Hugging Face config.json to plan serving</source>
+        <translation>打开 Hugging Face config.json 以规划推理服务</translation>
+    </message>
+    <message>
+        <source>Cannot tell: %1 lacks %2</source>
+        <translation>无法判断：%1 缺少 %2</translation>
+    </message>
+    <message>
+        <source>Does not start on %1 (TP %2): %3</source>
+        <translation>无法在 %1 上启动（张量并行 %2）：%3</translation>
+    </message>
+    <message>
+        <source>Serves %1 concurrent %2-token requests on %3 (TP %4)</source>
+        <translation>在 %3 上可同时服务 %1 个 %2 词元的请求（张量并行 %4）</translation>
+    </message>
+    <message>
+        <source>%1, fewer than the %2 asked for: the others wait in vLLM&apos;s queue</source>
+        <translation>%1，少于所要求的 %2 个：其余请求在 vLLM 的队列中等待</translation>
+    </message>
+    <message>
+        <source>batch %1 of %2 + %3 tokens</source>
+        <translation>批大小 %1，%2 + %3 个词元</translation>
+    </message>
+    <message>
+        <source>generate() fits %1 on %2: peak %3 (max batch %4)</source>
+        <translation>generate() 可在 %2 上运行 %1：峰值 %3（最大批大小 %4）</translation>
+    </message>
+    <message>
+        <source>generate() does not fit %1 on %2: peak %3 of %4 (max batch %5)</source>
+        <translation>generate() 无法在 %2 上运行 %1：峰值 %3，容量 %4（最大批大小 %5）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Longest context that starts: %1</source>
+        <translation>可启动的最长上下文：%1</translation>
+    </message>
+    <message>
+        <source>Longest prompt that fits: %1</source>
+        <translation>可容纳的最长提示：%1</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>CUDA graphs</source>
+        <translation>CUDA 图</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>Other (context, NCCL, workspaces)</source>
+        <translation>其他（上下文、NCCL、工作区）</translation>
+    </message>
+    <message>
+        <source>Unused</source>
+        <translation>未使用</translation>
     </message>
 </context>
 </TS>

@@ -1,5 +1,6 @@
 #pragma once
 #include "headroom/base/config.h"
+#include "headroom/serving/hf_generate.h"
 #include "headroom/serving/vllm.h"
 
 #include <functional>
@@ -33,10 +34,12 @@ struct Options
     bool bench = false;
     int benchIterations = 1000;
     // --serve ENGINE: an inference-serving plan instead of the training figure (serve_options.cpp)
-    std::optional<std::string> serve;
+    std::optional<std::string> serve; // vllm or hf-generate
     VllmSettings vllm;
+    HfGenerateSettings hf;                // --serve hf-generate (its batch is --batch)
     std::optional<std::string> dtypeText; // --dtype as written (vLLM's --dtype under --serve)
-    std::vector<std::string> serveFlags;  // serving flags given, for the check that --serve is there
+    std::vector<std::string> serveFlags;  // vLLM's flags given, for the check that --serve vllm is there
+    std::vector<std::string> hfFlags;     // generate()'s flags given, for the check that --serve hf-generate is
 };
 
 // Throws UsageError (exit code 2) on bad usage.
@@ -48,7 +51,7 @@ Options parseOptions(int argc, char** argv);
 // A serving flag (--tp, --max-model-len, ...): true when `flag` is one, its value read through `value`.
 bool parseServeFlag(const std::string& flag, const std::function<std::string(const std::string&)>& value, Options& o);
 void checkServeCombinations(const Options& o);
-// headroom-cli CONFIG.json --serve vllm: the plan per GPU, human or --json (serve_run.cpp).
+// headroom-cli CONFIG.json --serve vllm|hf-generate: the plan per GPU, human or --json (serve_run.cpp).
 int runServe(const Options& o);
 std::string usage();
 // Accepts plain bytes or a unit suffix: 24GiB, 24GB, 24G (= GiB), 512MiB.

@@ -1,4 +1,5 @@
-// The serving flags of `headroom-cli CONFIG.json --serve vllm` (vLLM's engine arguments, same names).
+// The serving flags of `headroom-cli CONFIG.json --serve vllm` (vLLM's engine arguments, same names) and of
+// `--serve hf-generate` (generate()'s prompt, max_new_tokens and cache_implementation).
 #include "options.h"
 
 #include <charconv>
@@ -23,8 +24,21 @@ bool parseServeFlag(const std::string& a, const std::function<std::string(const 
     VllmSettings& s = o.vllm;
     if (a == "--serve") {
         o.serve = value(a);
-        if (*o.serve != "vllm")
-            throw UsageError{"--serve: expected vllm, got '" + *o.serve + "'"};
+        if (*o.serve != "vllm" && *o.serve != "hf-generate")
+            throw UsageError{"--serve: expected vllm or hf-generate, got '" + *o.serve + "'"};
+        return true;
+    }
+    if (a == "--prompt-len" || a == "--new-tokens" || a == "--cache") {
+        const std::string v = value(a);
+        if (a == "--prompt-len")
+            o.hf.promptLen = whole(a, v, 1, int64_t{1} << 24);
+        else if (a == "--new-tokens")
+            o.hf.newTokens = whole(a, v, 1, int64_t{1} << 24);
+        else if (const auto c = parseHfCacheKind(v))
+            o.hf.cache = *c;
+        else
+            throw UsageError{a + ": expected dynamic or static, got '" + v + "'"};
+        o.hfFlags.push_back(a);
         return true;
     }
     if (a == "--gpu-memory-utilization") {
@@ -78,11 +92,14 @@ bool parseServeFlag(const std::string& a, const std::function<std::string(const 
 
 void checkServeCombinations(const Options& o)
 {
-    if (!o.serve && !o.serveFlags.empty())
+    const bool hf = o.serve && *o.serve == "hf-generate";
+    if ((!o.serve || hf) && !o.serveFlags.empty())
         throw UsageError{o.serveFlags.front() + " applies to --serve vllm"};
-    if (o.serve && (o.csv || o.csvFile || o.pdf || o.netron || o.probe || o.maxBatch || o.batch))
+    if ((!o.serve || !hf) && !o.hfFlags.empty())
+        throw UsageError{o.hfFlags.front() + " applies to --serve hf-generate"};
+    if (o.serve && (o.csv || o.csvFile || o.pdf || o.netron || o.probe || o.maxBatch || (o.batch && !hf)))
         throw UsageError{"--serve prints its plan (or --json); it does not combine with --csv, --pdf, --netron, "
-                         "--probe, --max-batch or --batch"};
+                         "--probe, --max-batch or (under vllm) --batch"};
 }
 
 } // namespace headroom::cli

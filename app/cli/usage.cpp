@@ -53,6 +53,12 @@ Serving (MODEL is a Hugging Face config.json; docs/SERVING.md)
   --dtype bfloat16|float16|float32   the served dtype (default the config's 16-bit type)
   --vllm-version 0.19|0.21   whose rules (default 0.21: the CUDA-graph estimate is subtracted)
   --gpu-free BYTES       memory free on the device at startup (another process holds the rest)
+  --serve hf-generate    Hugging Face generate()'s peak per GPU (transformers 4.56, sdpa, greedy): weights, KV
+                         cache after the prefill and at the end, the prefill's activation peak (last-position
+                         logits in fp32), the last step's; the largest batch and the longest prompt that fit
+  --prompt-len N, --new-tokens N   prompt tokens per sequence and max_new_tokens (default 512, 256)
+  --batch N              sequences generated at once (default 1)
+  --cache dynamic|static DynamicCache (grows each step) or cache_implementation="static" (preallocated)
 Output
   --depth D              layer-tree depth of the table (default 3)
   --all-nodes            unfold the shape computations and list every graph node in the table

@@ -18,6 +18,7 @@
 #include "probepage.h"
 #include "samples.h"
 #include "scalingpage.h"
+#include "servingpage.h"
 #include "session.h"
 #include "timelinechart.h"
 #include "timelinepage.h"
@@ -140,6 +141,8 @@ void MainWindow::createTabs()
     m_tabs->addTab(m_scaling, tr("Batch && checkpoints"));
     m_probe = new ProbePage(this);
     m_tabs->addTab(m_probe, tr("GPU probe"));
+    m_serving = new ServingPage(this);
+    m_tabs->addTab(m_serving, tr("Serving"));
 }
 
 // Configuration above Model on the left; both scroll vertically only.
@@ -392,6 +395,9 @@ void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
     setWindowTitle(tr("%1 — Headroom").arg(QFileInfo(path).fileName()));
     addRecentFile(path);
     statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);
+    // The Serving tab plans a Hugging Face config.json; an ONNX file has nothing for it
+    if (!path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) || !m_serving->openConfig(path, nullptr))
+        m_serving->state()->clearModel();
     emit modelLoaded(path);
 }
 
@@ -504,6 +510,7 @@ void MainWindow::refreshUnits()
     const headroom::Units units = m_controls->units();
     m_layers->model()->setUnits(units);
     m_info->setUnits(units);
+    m_serving->setUnits(units);
     for (Chart* chart :
          std::initializer_list<Chart*>{m_overview->breakdown(), m_overview->topLayers(), m_timeline->chart(),
                                        m_scaling->sweep(), m_scaling->checkpoints()})

@@ -29,6 +29,7 @@ class ModelLoader;
 class OverviewPage;
 class ProbePage;
 class ScalingPage;
+class ServingPage;
 class TimelinePage;
 class VerdictBanner;
 
@@ -53,6 +54,7 @@ public:
     OverviewPage* overviewPage() const { return m_overview; }
     TimelinePage* timelinePage() const { return m_timeline; }
     ScalingPage* scalingPage() const { return m_scaling; }
+    ServingPage* servingPage() const { return m_serving; }
     VerdictBanner* verdict() const { return m_verdict; }
     ModelInfoPanel* modelInfo() const { return m_info; }
     QTabWidget* tabs() const { return m_tabs; }
@@ -72,6 +74,8 @@ public:
     // The model's folder when it is writable (a bundled sample's is not: then the home folder).
     QString defaultExportPath(ExportKind kind) const;
     bool exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes = false);
+    // The Serving tab is shown with a plan: the PDF and JSON exports carry it.
+    bool servingShown() const;
 
 signals:
     void modelLoaded(const QString& path);
@@ -126,6 +130,7 @@ private:
     OverviewPage* m_overview;
     TimelinePage* m_timeline;
     ScalingPage* m_scaling;
+    ServingPage* m_serving = nullptr; // the Serving mode: a config.json served by vLLM or generate()
     // Tabs whose views still show an older report: a hidden tab's tree or chart is brought up to date when
     // it is shown, not on every tick (the layer tree costs ~25 ms a tick on a 100k-node graph).
     enum StaleView { LayersView = 1, OverviewView = 2, TimelineView = 4 };

@@ -3,11 +3,14 @@
 
 #include "controlspanel.h"
 #include "samples.h"
+#include "servingpage.h"
 #include "session.h"
 
 #include "headroom/report/report.h"
 
 #include "pdfreport.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QCheckBox>
 #include <QDir>
@@ -17,6 +20,7 @@
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QStatusBar>
+#include <QTabWidget>
 
 namespace gui {
 
@@ -30,6 +34,8 @@ QString MainWindow::defaultExportPath(ExportKind kind) const
     return QDir(folder).filePath(model.completeBaseName() + QLatin1String(suffixes[static_cast<int>(kind)]));
 }
 
+bool MainWindow::servingShown() const { return m_tabs->currentWidget() == m_serving && m_serving->state()->hasModel(); }
+
 bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes)
 {
     const ModelPtr model = m_session->model();
@@ -42,6 +48,8 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
         PdfReportOptions options;
         options.units = m_controls->units();
         options.allNodes = pdfAllNodes;
+        if (servingShown())
+            options.serving = m_serving->state();
         // Never a report without its sweep: the session leaves it out while its tab is hidden.
         return m_session->hasSweep() ? writePdfReport(file, *model, m_session->report(), error, options)
                                      : writePdfReport(file, *model, m_session->config(), error, options);
@@ -53,7 +61,13 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
     std::string text;
     switch (kind) {
     case ExportKind::Csv: text = headroom::toCsv(*model, report); break;
-    case ExportKind::Json: text = headroom::toJson(*model, report, ro).dump(1) + "\n"; break;
+    case ExportKind::Json: {
+        nlohmann::json json = headroom::toJson(*model, report, ro);
+        if (servingShown()) // in the Serving mode the plan comes along (headroom-cli --serve ... --json's object)
+            json["serving"] = m_serving->state()->toJson();
+        text = json.dump(1) + "\n";
+        break;
+    }
     case ExportKind::Netron: text = headroom::toNetronAttachment(*model, report).dump(1) + "\n"; break;
     case ExportKind::Pdf: break;
     }

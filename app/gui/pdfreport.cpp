@@ -35,6 +35,7 @@ void PdfReport::write(ReportDocument& doc)
     advice(doc);
     layerTable(doc);
     probe(doc);
+    serving(doc);
     assumptions(doc);
     warnings(doc);
     doc.finish();

@@ -4,6 +4,9 @@
 
 #include <QString>
 
+namespace gui {
+class ServingState;
+}
 namespace headroom {
 struct Config;
 struct Model;
@@ -16,6 +19,7 @@ struct PdfReportOptions
     bool gpuTable = true;  // the "would it fit on ..." table over the GPU presets (costs one fit each)
     int depth = 3;         // layer table depth, as the GUI's tree opens
     bool allNodes = false; // the full per-node table instead (every graph node, shape computations included)
+    const gui::ServingState* serving = nullptr; // the Serving mode's plan: a serving section (pdfserving.cpp)
 };
 
 // Writes the report for `config` to `file` (A4, vector charts drawn by the GUI's own chart classes,

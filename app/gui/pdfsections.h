@@ -66,6 +66,8 @@ private:
     void nodeTable(ReportDocument& doc);
     // pdfprobe.cpp
     void probe(ReportDocument& doc);
+    // pdfserving.cpp: the Serving mode's plan, when the options carry one
+    void serving(ReportDocument& doc);
     // pdfassumptions.cpp: the formulas behind every figure, and the warnings
     void assumptions(ReportDocument& doc);
     void warnings(ReportDocument& doc);

@@ -41,5 +41,19 @@ check "serving flag alone exits 2" expect_exit 2 "$llama" --tp 2
 check "bad utilization exits 2" expect_exit 2 "$llama" --serve vllm --gpu-memory-utilization 1.5
 check "bad version exits 2" expect_exit 2 "$llama" --serve vllm --vllm-version 0.5
 
+# Hugging Face generate(): Llama-3.1-8B bf16, 2048 + 512 tokens, batch 8 (tst_hfgenerate works the figures by hand).
+check "hf-generate" expect_exit 0 "$llama" --serve hf-generate --prompt-len 2048 --new-tokens 512 --batch 8
+check "hf summary" grep -q "^fits on H100 80 GB (transformers 4.56 generate(), bf16, dynamic cache, batch 8, 2048 + 512 tokens): peak 18.8 GiB at the prefill.*max batch 132" "$tmp/out"
+check "hf json" expect_exit 0 "$llama" --serve hf-generate --cache static --batch 8 --prompt-len 2048 --new-tokens 512 --json
+for f in fits weights kv_cache_prefill kv_cache_end prefill decode peak max_batch longest_prompt; do
+  check "hf field $f" grep -q "\"$f\":" "$tmp/out"
+done
+check "hf peak bytes" grep -q '"peak": 20699422720' "$tmp/out"
+check "hf flag under vllm exits 2" expect_exit 2 "$llama" --serve vllm --prompt-len 100
+check "vllm flag under hf exits 2" expect_exit 2 "$llama" --serve hf-generate --tp 2
+check "bad cache exits 2" expect_exit 2 "$llama" --serve hf-generate --cache paged
+check "hf cannot tell" expect_exit 0 "$tmp/partial.json" --serve hf-generate
+check "hf names the fields" grep -q "^cannot tell.*lacks num_hidden_layers" "$tmp/out"
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]
