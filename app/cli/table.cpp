@@ -60,6 +60,8 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             const LayerNode& child = model.layers[static_cast<size_t>(entry.layer)];
             const LayerCost& c = costs[static_cast<size_t>(entry.layer)];
             r.name += child.name;
+            if (const std::string note = layerNote(model, entry.layer); !note.empty())
+                r.name += " (" + note + ")";
             if (c.nodes == 1 && c.lastNode >= 0)
                 r.op = model.nodes[static_cast<size_t>(c.lastNode)].op;
             if (c.lastNode >= 0)
@@ -109,6 +111,29 @@ std::string line(size_t width, const char* glyph)
     return s;
 }
 
+// A MoE config.json's experts and active parameters (weights, gradients and optimizer state follow the total,
+// docs/MOE.md 3), and the routing balance assumed (docs/MOE.md 7).
+void moeLines(std::ostream& out, const Model& model, const Evaluation& e, const Config& cfg)
+{
+    const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable) : HfMoeSummary{};
+    if (moe.text.empty())
+        return;
+    out << "Experts  " << moe.text << ": " << formatCount(moe.active.withEmbedding) << " active params ("
+        << formatCount(moe.active.withoutEmbedding) << " without the input embedding) of "
+        << formatCount(model.params.trainable) << "\n";
+    int64_t tokens = 1;
+    for (size_t i = 0; i < model.symbols.size(); ++i)
+        if (static_cast<int>(i) == model.batchSymbol || model.symbols[i].name == "seq")
+            tokens *= e.shapes.values.at(i);
+    const HfHotExpert hot = hfHotExpert(moe, cfg.hotExpertShare, tokens / std::max(1, cfg.accumulate));
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f %%", 100.0 * hot.share);
+    out << "Routing  " << (hot.balanced ? "balanced" : "skewed (--hot-expert-share)") << ": the hottest expert gets "
+        << share << " of the tokens (" << hot.tokens << "), keeping "
+        << formatBytes(hot.savedElements * (cfg.dtype == DtypePolicy::FP32 ? 4 : 2))
+        << " for backward over the MoE layers\n";
+}
+
 // Model, symbols and configuration: what the figures below are for.
 void writeHeader(std::ostream& out, const Model& model, const Report& report)
 {
@@ -123,13 +148,7 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
         << model.info.irVersion << ", opset " << (opset.empty() ? "?" : opset) << ", " << model.nodes.size()
         << " nodes, " << formatCount(model.params.trainable) << " trainable params"
         << (model.info.externalDataMissing ? " (external weights absent: not needed)" : "") << "\n";
-    // weights, gradients and optimizer state follow the total (docs/MOE.md 3)
-    if (const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable)
-                                                  : HfMoeSummary{};
-        !moe.text.empty())
-        out << "Experts  " << moe.text << ": " << formatCount(moe.active.withEmbedding) << " active params ("
-            << formatCount(moe.active.withoutEmbedding) << " without the input embedding) of "
-            << formatCount(model.params.trainable) << "\n";
+    moeLines(out, model, e, cfg);
     out << "Symbols  ";
     for (size_t i = 0; i < model.symbols.size(); ++i)
         out << (i ? ", " : "") << model.symbols[i].name << "=" << e.shapes.values.at(i);

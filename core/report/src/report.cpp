@@ -3,6 +3,7 @@
 #include "headroom/import/hfconfig.h"
 #include "headroom/memory/finetune_summary.h"
 #include "headroom/memory/kvcache.h"
+#include "headroom/report/layer_tree.h"
 #include "headroom/shapes/shapes.h"
 
 #include <algorithm>
@@ -50,6 +51,28 @@ nlohmann::json shapeJson(const Model& model, int tensor, const Bindings& values)
     if (dims.empty() && model.tensors[static_cast<size_t>(tensor)].shape.state == TensorShape::State::Unknown)
         return nullptr;
     return dims;
+}
+
+// A MoE config.json's active parameters and the routing balance assumed (Config::hotExpertShare), for the
+// micro-batch's tokens; nothing for other models
+void moeJson(const Model& model, const Config& c, const Evaluation& e, nlohmann::json& j)
+{
+    const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable) : HfMoeSummary{};
+    if (moe.text.empty())
+        return;
+    j["params"]["moe"] = moe.text;
+    j["params"]["active"] = moe.active.withEmbedding;
+    j["params"]["active_without_embedding"] = moe.active.withoutEmbedding;
+    int64_t tokens = 1;
+    for (size_t i = 0; i < model.symbols.size(); ++i)
+        if (static_cast<int>(i) == model.batchSymbol || model.symbols[i].name == "seq")
+            tokens *= e.shapes.values.at(i);
+    const HfHotExpert hot = hfHotExpert(moe, c.hotExpertShare, tokens / std::max(1, c.accumulate));
+    j["config"]["hot_expert_share"] = c.hotExpertShare;
+    j["params"]["hot_expert"] = {{"share", hot.share},
+                                 {"balanced", hot.balanced},
+                                 {"tokens", hot.tokens},
+                                 {"saved_bytes", hot.savedElements * (c.dtype == DtypePolicy::FP32 ? 4 : 2)}};
 }
 
 } // namespace
@@ -195,13 +218,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         {"trainable_bytes", model.params.trainableBytes},
         {"buffer_bytes", model.params.bufferBytes},
     };
-    if (const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable)
-                                                  : HfMoeSummary{};
-        !moe.text.empty()) {
-        j["params"]["moe"] = moe.text;
-        j["params"]["active"] = moe.active.withEmbedding;
-        j["params"]["active_without_embedding"] = moe.active.withoutEmbedding;
-    }
+    moeJson(model, c, e, j);
 
     const Breakdown& m = e.memory;
     j["memory"] = {
@@ -381,7 +398,19 @@ std::string toCsv(const Model& model, const Report& report)
     };
     std::ostringstream out;
     out << "path,op,output_shapes,params,activation_bytes,saved_bytes\n";
+    // a mixture-of-experts block gets one row before its first node, as in the layer tree: "8 experts, 2 active
+    // per token" and the block's parameters
+    std::vector<std::pair<int, int>> blocks; // first node, layer
+    for (size_t l = 0; l < model.layers.size(); ++l)
+        if (!layerNote(model, static_cast<int>(l)).empty())
+            blocks.emplace_back(model.layers[l].firstNode, static_cast<int>(l));
+    std::sort(blocks.begin(), blocks.end());
+    auto block = blocks.begin();
     for (size_t n = 0; n < model.nodes.size(); ++n) {
+        for (; block != blocks.end() && block->first == static_cast<int>(n); ++block) {
+            const LayerNode& l = model.layers[static_cast<size_t>(block->second)];
+            out << quote(l.path) << ',' << quote(layerNote(model, block->second)) << ",," << l.params << ",,\n";
+        }
         std::string shapes;
         for (int t : model.nodes[n].outputs) {
             if (t < 0)

@@ -76,6 +76,9 @@ struct Config
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
     FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
+    // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
+    // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
+    double hotExpertShare = 0;
 };
 
 // Names used by the CLI, JSON and settings (docs/DESIGN.md spells them): "fp32", "amp-bf16", "adamw", ...
