@@ -38,6 +38,7 @@ std::string truncate(const std::string& s, size_t width)
 struct Row
 {
     std::string name, op, shape, params, activations, saved;
+    std::string note; // a MoE block's "8 experts, 2 active per token", over the empty Op column
 };
 
 void collect(const Model& model, const Report& report, const std::vector<LayerCost>& costs, int layer, int depth,
@@ -60,8 +61,7 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             const LayerNode& child = model.layers[static_cast<size_t>(entry.layer)];
             const LayerCost& c = costs[static_cast<size_t>(entry.layer)];
             r.name += child.name;
-            if (const std::string note = layerNote(model, entry.layer); !note.empty())
-                r.name += " (" + note + ")";
+            r.note = layerNote(model, entry.layer);
             if (c.nodes == 1 && c.lastNode >= 0)
                 r.op = model.nodes[static_cast<size_t>(c.lastNode)].op;
             if (c.lastNode >= 0)
@@ -182,10 +182,14 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
         << pad("Params", wNum, true) << " " << pad("Activations", wNum, true) << " " << pad("Saved", wNum, true)
         << "\n";
     out << line(width, "─") << "\n";
-    for (const Row& r : rows)
-        out << pad(truncate(r.name, wName), wName) << " " << pad(truncate(r.op, wOp), wOp) << " "
-            << pad(truncate(r.shape, wShape), wShape) << " " << pad(r.params, wNum, true) << " "
+    for (const Row& r : rows) {
+        if (!r.note.empty() && r.op.empty())
+            out << pad(truncate(r.name + "  " + r.note, wName + 1 + wOp), wName + 1 + wOp) << " ";
+        else
+            out << pad(truncate(r.name, wName), wName) << " " << pad(truncate(r.op, wOp), wOp) << " ";
+        out << pad(truncate(r.shape, wShape), wShape) << " " << pad(r.params, wNum, true) << " "
             << pad(r.activations, wNum, true) << " " << pad(r.saved, wNum, true) << "\n";
+    }
     out << line(width, "─") << "\n";
     int64_t outputs = 0;
     for (const NodeCost& c : e.nodes)
