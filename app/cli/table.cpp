@@ -129,9 +129,11 @@ void moeLines(std::ostream& out, const Model& model, const Evaluation& e, const 
     char share[32];
     std::snprintf(share, sizeof share, "%.1f %%", 100.0 * hot.share);
     out << "Routing  " << (hot.balanced ? "balanced" : "skewed (--hot-expert-share)") << ": the hottest expert gets "
-        << share << " of the tokens (" << hot.tokens << "), keeping "
-        << formatBytes(hot.savedElements * (cfg.dtype == DtypePolicy::FP32 ? 4 : 2))
-        << " for backward over the MoE layers\n";
+        << share << " of the tokens (" << hot.tokens << ")";
+    if (cfg.mode == Mode::Train)
+        out << ", keeping " << formatBytes(hot.savedElements * (cfg.dtype == DtypePolicy::FP32 ? 4 : 2))
+            << " for backward over the MoE layers";
+    out << "\n";
 }
 
 // Model, symbols and configuration: what the figures below are for.

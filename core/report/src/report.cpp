@@ -69,10 +69,11 @@ void moeJson(const Model& model, const Config& c, const Evaluation& e, nlohmann:
             tokens *= e.shapes.values.at(i);
     const HfHotExpert hot = hfHotExpert(moe, c.hotExpertShare, tokens / std::max(1, c.accumulate));
     j["config"]["hot_expert_share"] = c.hotExpertShare;
-    j["params"]["hot_expert"] = {{"share", hot.share},
-                                 {"balanced", hot.balanced},
-                                 {"tokens", hot.tokens},
-                                 {"saved_bytes", hot.savedElements * (c.dtype == DtypePolicy::FP32 ? 4 : 2)}};
+    j["params"]["hot_expert"] = {
+        {"share", hot.share},
+        {"balanced", hot.balanced},
+        {"tokens", hot.tokens},
+        {"saved_bytes", c.mode == Mode::Train ? hot.savedElements * (c.dtype == DtypePolicy::FP32 ? 4 : 2) : 0}};
 }
 
 } // namespace
