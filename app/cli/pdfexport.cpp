@@ -1,13 +1,8 @@
 #include "pdfexport.h"
 
 #if HEADROOM_CLI_PDF
-#include "pdfreport.h"
-#if __has_include("languageservice.h")
 #include "languageservice.h"
-#define HEADROOM_HAVE_LANGUAGESERVICE 1
-#else
-#define HEADROOM_HAVE_LANGUAGESERVICE 0
-#endif
+#include "pdfreport.h"
 #include <QApplication>
 #include <cstdlib>
 #endif
@@ -24,11 +19,7 @@ std::optional<std::string> exportPdf(const std::string& file, const Model& model
     if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
     QApplication app(argc, argv);
-#if HEADROOM_HAVE_LANGUAGESERVICE
     LanguageService::install(lang ? QString::fromStdString(*lang) : QString());
-#else
-    (void)lang;
-#endif
     QString error;
     PdfReportOptions options;
     options.depth = depth;

@@ -96,8 +96,9 @@ void LayerTreeModel::buildLayer(int layer, int parentItem)
             item.name = qs(c.name);
             item.path = qs(c.path);
             if (c.children.empty() && c.nodes.size() == 1) {
-                item.node = c.nodes.front();
-                m_nodeItem[static_cast<size_t>(item.node)] = addItem(std::move(item), parentItem);
+                const int node = c.nodes.front();
+                item.node = node;
+                m_nodeItem[static_cast<size_t>(node)] = addItem(std::move(item), parentItem);
             } else {
                 buildLayer(entry.layer, addItem(std::move(item), parentItem));
             }

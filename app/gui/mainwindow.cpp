@@ -14,6 +14,7 @@
 #include "modelinfopanel.h"
 #include "modelloader.h"
 #include "overviewpage.h"
+#include "probepage.h"
 #include "samples.h"
 #include "scalingpage.h"
 #include "session.h"
@@ -24,13 +25,6 @@
 #include "wheelguard.h"
 
 #include "headroom/report/report.h"
-
-#if __has_include("probepage.h")
-#include "probepage.h"
-#define HEADROOM_HAVE_PROBE_PAGE 1
-#else
-#define HEADROOM_HAVE_PROBE_PAGE 0
-#endif
 
 #include <QCloseEvent>
 #include <QComboBox>
@@ -143,11 +137,8 @@ void MainWindow::createTabs()
     m_tabs->addTab(m_overview, tr("Breakdown"));
     m_tabs->addTab(m_timeline, tr("Timeline"));
     m_tabs->addTab(m_scaling, tr("Batch && checkpoints"));
-#if HEADROOM_HAVE_PROBE_PAGE
-    auto* probe = new ProbePage(this);
-    m_probe = probe;
-    m_tabs->addTab(probe, tr("GPU probe"));
-#endif
+    m_probe = new ProbePage(this);
+    m_tabs->addTab(m_probe, tr("GPU probe"));
 }
 
 // Configuration above Model on the left; both scroll vertically only.
@@ -418,9 +409,7 @@ void MainWindow::onReportChanged()
         m_verdict->repaint();
     m_staleViews = LayersView | OverviewView | TimelineView;
     refreshShownPage();
-#if HEADROOM_HAVE_PROBE_PAGE
-    static_cast<ProbePage*>(m_probe)->setContext(model, report.config);
-#endif
+    m_probe->setContext(model, report.config);
 }
 
 void MainWindow::refreshShownPage()

@@ -27,6 +27,7 @@ class LayersPage;
 class ModelInfoPanel;
 class ModelLoader;
 class OverviewPage;
+class ProbePage;
 class ScalingPage;
 class TimelinePage;
 class VerdictBanner;
@@ -129,7 +130,7 @@ private:
     // it is shown, not on every tick (the layer tree costs ~25 ms a tick on a 100k-node graph).
     enum StaleView { LayersView = 1, OverviewView = 2, TimelineView = 4 };
     int m_staleViews = 0;
-    QWidget* m_probe = nullptr;
+    ProbePage* m_probe = nullptr;
     QMenu* m_recentMenu = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_progressLabel = nullptr;

@@ -7,12 +7,7 @@
 
 #include "headroom/report/report.h"
 
-#if __has_include("pdfreport.h")
 #include "pdfreport.h"
-#define HEADROOM_HAVE_PDF_REPORT 1
-#else
-#define HEADROOM_HAVE_PDF_REPORT 0
-#endif
 
 #include <QCheckBox>
 #include <QDir>
@@ -44,18 +39,12 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
         return false;
     }
     if (kind == ExportKind::Pdf) {
-#if HEADROOM_HAVE_PDF_REPORT
         PdfReportOptions options;
         options.units = m_controls->units();
         options.allNodes = pdfAllNodes;
         // Never a report without its sweep: the session leaves it out while its tab is hidden.
         return m_session->hasSweep() ? writePdfReport(file, *model, m_session->report(), error, options)
                                      : writePdfReport(file, *model, m_session->config(), error, options);
-#else
-        if (error)
-            *error = tr("This build cannot write PDF reports.");
-        return false;
-#endif
     }
     // The same bytes as headroom-cli --csv / --json / --netron for this configuration.
     headroom::ReportOptions ro;

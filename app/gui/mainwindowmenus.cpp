@@ -7,12 +7,6 @@
 
 #include "headroom/headroom_config.h"
 
-#if __has_include("pdfreport.h")
-#define HEADROOM_HAVE_PDF_REPORT 1
-#else
-#define HEADROOM_HAVE_PDF_REPORT 0
-#endif
-
 #include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
@@ -63,9 +57,7 @@ void MainWindow::createFileMenu()
     file->addAction(tr("Open &Sample Model"), this, &MainWindow::openSample);
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
-    QAction* exportAction = exportMenu->addAction(tr("PDF &Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this,
-                                                  &MainWindow::exportReport);
-    exportAction->setEnabled(HEADROOM_HAVE_PDF_REPORT);
+    exportMenu->addAction(tr("PDF &Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportReport);
     exportMenu->addAction(tr("Layer Table as &CSV…"), this, [this] { exportFile(ExportKind::Csv); });
     exportMenu->addAction(tr("Report as &JSON…"), this, [this] { exportFile(ExportKind::Json); });
     exportMenu->addAction(tr("&Netron Attachment…"), this, [this] { exportFile(ExportKind::Netron); });

@@ -1,55 +1,33 @@
 #include "session.h"
 
 #include "headroom/hardware/multigpu.h"
+#include "headroom/import/batch.h"
 
 #include <QElapsedTimer>
 
 namespace gui {
 
 namespace {
-// The full report also searches each symbol's largest fitting value, for the sliders' marks.
-headroom::ReportOptions detailsOptions()
+// The detail pass: what the fast figures leave out. The full report also searches each symbol's largest
+// fitting value, for the sliders' marks; the batch sweep only when its tab wants it.
+headroom::Report detailed(const headroom::EnginePlan& plan, headroom::Report report, bool sweep,
+                          const std::atomic<bool>* cancel)
 {
-    headroom::ReportOptions o;
-    o.symbolMaxima = true;
-    return o;
+    headroom::ReportOptions options;
+    options.symbolMaxima = true;
+    options.batchSweep = sweep;
+    options.cancel = cancel;
+    headroom::addDetails(plan, report, options);
+    return report;
+}
+
+// The plan `config` needs: the session's when it matches, else a new one.
+headroom::EnginePlan planFor(const headroom::Model& model, const headroom::EnginePlan& plan,
+                             const headroom::Config& config)
+{
+    return plan.model == &model && headroom::planMatches(plan, config) ? plan : headroom::makePlan(model, config);
 }
 } // namespace
-
-headroom::Report AnalysisSession::computeDetails(const headroom::EnginePlan& plan, const headroom::Config& config,
-                                                 bool sweep, const std::atomic<bool>* cancel)
-{
-    headroom::ReportOptions options = detailsOptions();
-    options.cancel = cancel;
-    if (sweep)
-        return headroom::buildReport(plan, config, options);
-    // ReportOptions::sweep = false also leaves out the checkpoint curve and advice, which the verdict and
-    // the checkpoint chart need: those are added here as buildReport (report.cpp) computes them - same
-    // functions, same inputs - and tst_session compares the two field by field.
-    options.sweep = false;
-    headroom::Report r = headroom::buildReport(plan, config, options);
-    const auto stopped = [&] { return r.cancelled || (cancel && cancel->load(std::memory_order_relaxed)); };
-    if (r.fit.sizesUnknown || stopped()) {
-        r.cancelled = stopped();
-        return r;
-    }
-    if (config.mode == headroom::Mode::Train) {
-        r.checkpointCurve = headroom::checkpointCurve(plan, config, 16);
-        r.bestCheckpoint = headroom::bestCheckpointSegments(r.checkpointCurve);
-    }
-    if (stopped()) {
-        r.cancelled = true;
-        return r;
-    }
-    headroom::AdviceInputs known;
-    known.plan = &plan;
-    if (config.mode == headroom::Mode::Train)
-        known.checkpointCurve = &r.checkpointCurve;
-    if (r.cluster.gpus.empty())
-        known.need = r.fit.needed;
-    r.advice = headroom::advise(*plan.model, config, known);
-    return r;
-}
 
 void AnalysisSession::setSweepWanted(bool wanted)
 {
@@ -59,7 +37,7 @@ void AnalysisSession::setSweepWanted(bool wanted)
     if (!wanted || !m_model || hasSweep())
         return;
     if (m_synchronous) {
-        m_report = computeDetails(m_plan, m_config, true, nullptr);
+        m_report = std::make_shared<const headroom::Report>(detailed(m_plan, *m_report, true, nullptr));
         m_reportHasSweep = true;
         emit detailsChanged();
     } else if (m_complete) {
@@ -73,24 +51,6 @@ void AnalysisSession::setSweepWanted(bool wanted)
 }
 
 namespace {
-// Every field of Config but the batch (config.h lists them); what the max batch depends on.
-bool sameButBatch(const headroom::Config& a, const headroom::Config& b, int batchSymbol)
-{
-    if (a.symbols.size() != b.symbols.size())
-        return false;
-    for (size_t i = 0; i < a.symbols.size(); ++i)
-        if (static_cast<int>(i) != batchSymbol && a.symbols[i] != b.symbols[i])
-            return false;
-    return a.mode == b.mode && a.dtype == b.dtype && a.optimizer == b.optimizer &&
-           a.customOptimizerBytes == b.customOptimizerBytes && a.rmspropMomentum == b.rmspropMomentum &&
-           a.rmspropCentered == b.rmspropCentered && a.loss == b.loss && a.checkpointSegments == b.checkpointSegments &&
-           a.accumulate == b.accumulate && a.inplace == b.inplace && a.freeze == b.freeze && a.gpu.name == b.gpu.name &&
-           a.gpu.capacity == b.gpu.capacity && a.gpu.context == b.gpu.context && a.gpu.workspace == b.gpu.workspace &&
-           a.marginBytes == b.marginBytes && a.gpus == b.gpus && a.strategy == b.strategy &&
-           a.gpu0Batch == b.gpu0Batch && a.offload == b.offload && a.allocator == b.allocator &&
-           a.attention == b.attention && a.device == b.device && a.torch == b.torch;
-}
-
 constexpr int DetailsDelayMs = 120; // a drag's ticks come faster than this; the full report waits for a pause
 // Above this many nodes a plan build and a first evaluation take tens of milliseconds or more (the 10k-node
 // transformer: ~60 ms with its max-batch search; docs/BENCHMARKS.md "Searches at scale"): off the GUI thread.
@@ -123,7 +83,7 @@ void AnalysisSession::setModel(ModelPtr model, const headroom::Config& config)
 {
     m_model = std::move(model);
     m_config = config;
-    m_report = {};
+    m_report = std::make_shared<const headroom::Report>();
     m_plan = {}; // built with the first figures (on the worker for a large graph)
     m_maxBatchConfig.reset();
     m_lastFastMs = 0; // the first figures of a model come at once; its own timing decides the next ticks
@@ -148,7 +108,7 @@ void AnalysisSession::recompute()
     if (m_synchronous) {
         m_detailsTimer->stop();
         applyFast(computeFast(m_model, m_plan, m_config, std::nullopt));
-        m_report = computeDetails(m_plan, m_config, m_sweepWanted, nullptr);
+        m_report = std::make_shared<const headroom::Report>(detailed(m_plan, *m_report, m_sweepWanted, nullptr));
         m_reportHasSweep = m_sweepWanted;
         m_complete = true;
         emit detailsChanged();
@@ -159,38 +119,36 @@ void AnalysisSession::recompute()
         m_detailsTimer->stop(); // its pause is counted from when these figures land (startFast)
         startFast();
     } else {
-        std::optional<int64_t> known;
-        if (m_maxBatchConfig && sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol))
-            known = m_maxBatch;
-        applyFast(computeFast(m_model, m_plan, m_config, known));
+        applyFast(computeFast(m_model, m_plan, m_config, knownMaxBatch()));
         scheduleDetails();
     }
 }
 
 bool AnalysisSession::planIsSlow() const { return m_model && m_model->nodes.size() > AsyncNodes; }
 
+std::optional<int64_t> AnalysisSession::knownMaxBatch() const
+{
+    if (m_maxBatchConfig && headroom::sameButBatch(*m_model, *m_maxBatchConfig, m_config))
+        return m_maxBatch;
+    return std::nullopt;
+}
+
 AnalysisSession::Fast AnalysisSession::computeFast(const ModelPtr& model, headroom::EnginePlan plan,
                                                    const headroom::Config& config, std::optional<int64_t> maxBatch)
 {
-    // buildReport(model, config, {.sweep = false}) from the same core functions, with the plan cached
-    // and the max batch reused while only the batch changes (tests compare the two).
+    // buildReport's first two stages, with the plan cached and the max batch reused while only the batch
+    // changes; the detail pass adds the third to this report.
     Fast fast;
-    if (!headroom::planMatches(plan, config) || plan.model != model.get())
-        plan = headroom::makePlan(*model, config);
-    fast.plan = plan;
+    fast.plan = planFor(*model, plan, config);
     QElapsedTimer timer;
     timer.start();
-    headroom::Report& r = fast.report;
-    r.config = config;
-    r.evaluation = headroom::evaluate(plan, config);
-    if (config.gpus > 1 || config.strategy != headroom::Strategy::Single)
-        r.cluster = headroom::evaluateCluster(plan, config);
+    fast.report = headroom::reportFigures(fast.plan, config);
     fast.ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     if (!maxBatch) {
-        maxBatch = headroom::maxGlobalBatch(plan, config);
+        maxBatch = headroom::maxGlobalBatch(fast.plan, config);
         fast.searchedMaxBatch = maxBatch;
     }
-    r.fit = headroom::computeClusterFit(plan, config, r.evaluation, r.cluster, maxBatch);
+    headroom::addFit(fast.plan, fast.report, maxBatch);
     return fast;
 }
 
@@ -203,7 +161,7 @@ void AnalysisSession::applyFast(Fast fast)
         m_maxBatch = *fast.searchedMaxBatch;
         m_maxBatchConfig = fast.report.config;
     }
-    m_report = std::move(fast.report);
+    m_report = std::make_shared<const headroom::Report>(std::move(fast.report));
     m_shownJob = m_job;
     emit reportChanged();
 }
@@ -217,9 +175,7 @@ void AnalysisSession::startFast()
     m_fastRunning = true;
     m_fastPending = false;
     const int job = m_job;
-    std::optional<int64_t> known;
-    if (m_maxBatchConfig && sameButBatch(*m_maxBatchConfig, m_config, m_model->batchSymbol))
-        known = m_maxBatch;
+    const std::optional<int64_t> known = knownMaxBatch();
     // The plan points into the model; the captured ModelPtr keeps it alive if another model is opened.
     m_fastPool.start([this, job, model = m_model, plan = m_plan, config = m_config, known] {
         auto fast = std::make_shared<Fast>(computeFast(model, plan, config, known));
@@ -259,20 +215,25 @@ void AnalysisSession::startDetails()
     m_pending = false;
     const int job = m_job;
     m_detailsCancel = std::make_shared<std::atomic<bool>>(false);
-    // The session's plan when it is this configuration's (the worker builds one otherwise); the captured
-    // ModelPtr keeps the model it points into alive.
+    // The detail pass extends the report shown when it is this configuration's (its fast figures have
+    // landed), copied on the worker, not here (a large graph's evaluation holds per-tensor tables); otherwise
+    // it overtook the fast figures' worker and computes them first, the same way. The session's plan when
+    // it is this configuration's (the worker builds one otherwise); the captured ModelPtr keeps the model it
+    // points into alive.
     const bool sweep = m_sweepWanted;
-    m_pool.start([this, job, sweep, model = m_model, plan = m_plan, config = m_config, cancel = m_detailsCancel] {
-        const headroom::EnginePlan use = plan.model == model.get() && headroom::planMatches(plan, config)
-                                             ? plan
-                                             : headroom::makePlan(*model, config);
-        auto report = std::make_shared<headroom::Report>(computeDetails(use, config, sweep, cancel.get()));
+    std::shared_ptr<const headroom::Report> shown = m_shownJob == job ? m_report : nullptr;
+    m_pool.start([this, job, sweep, shown, known = knownMaxBatch(), model = m_model, plan = m_plan, config = m_config,
+                  cancel = m_detailsCancel] {
+        Fast fast = shown ? Fast{*shown, planFor(*model, plan, config), std::nullopt, 0}
+                          : computeFast(model, plan, config, known);
+        auto report = std::make_shared<const headroom::Report>(
+            detailed(fast.plan, std::move(fast.report), sweep, cancel.get()));
         QMetaObject::invokeMethod(
             this,
             [this, job, sweep, report] {
                 m_running = false;
                 if (job == m_job && !report->cancelled) {
-                    m_report = std::move(*report);
+                    m_report = report;
                     m_reportHasSweep = sweep;
                     m_complete = true;
                     if (m_shownJob != job) { // it overtook the fast figures' worker

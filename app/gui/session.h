@@ -1,13 +1,13 @@
 #pragma once
 // One loaded model and its current configuration. Every change recomputes the engine's figures with a
 // cached EnginePlan (evaluate + fit + per-GPU shares: what the tree, breakdown, timeline and verdict
-// show), then buildReport() - batch sweep, checkpoint curve, advice - on a worker; stale worker results
-// are dropped by job id. The fast figures are computed on the GUI thread while that takes less than a
-// frame's share (asyncThresholdMs); when the last computation took longer (a 10k-node graph), they move
-// to a second worker so the slider never waits: one job in flight, only the latest configuration runs
-// next, and the views keep the previous figures until it lands. The max batch does not depend on the
-// batch itself, so a batch drag reuses it (the search costs ~80 ms on a 10k-node graph). The full report
-// starts once the fast figures have landed and the controls have been still for detailsDelayMs after
+// show: buildReport's first two stages), then its third - batch sweep, checkpoint curve, advice - on a
+// worker, added to those same figures (core's addDetails); stale worker results are dropped by job id. The fast figures
+// are computed on the GUI thread while that takes less than a frame's share (asyncThresholdMs); when the last
+// computation took longer (a 10k-node graph), they move to a second worker so the slider never waits: one job in
+// flight, only the latest configuration runs next, and the views keep the previous figures until it lands. The max
+// batch does not depend on the batch itself, so a batch drag reuses it (the search costs ~80 ms on a 10k-node graph).
+// The full report starts once the fast figures have landed and the controls have been still for detailsDelayMs after
 // that, so a drag does not compete with it (nor a 100k-node tick, slower than the pause), and a
 // full report still running when the controls move again is cancelled (ReportOptions::cancel): its
 // result would be dropped, and on a 100k-node graph it holds the worker for seconds. The plan is built
@@ -42,7 +42,7 @@ public:
     const headroom::Config& config() const { return m_config; }
     // What buildReport(model, config) gives once isComplete() (less the batch sweep while !hasSweep());
     // before that, what buildReport(model, config, {.sweep = false}) gives (no sweep, curve or advice).
-    const headroom::Report& report() const { return m_report; }
+    const headroom::Report& report() const { return *m_report; }
     bool isComplete() const { return m_complete; }
     // The batch sweep is only drawn by the "Batch & checkpoints" tab (and exports, which compute their own
     // when it is missing): while nothing wants it, the full report leaves it out (it costs a replay per
@@ -58,7 +58,7 @@ public:
     void setAsyncThresholdMs(double ms) { m_asyncThresholdMs = ms; }
     // True while the fast figures for the current configuration are being computed on the worker.
     bool isPending() const { return m_fastRunning || m_fastPending; }
-    // Duration of the last fast computation (evaluate, per-GPU shares, fit), in milliseconds.
+    // Duration of the last fast computation (evaluate, per-GPU shares; the fit is not timed), in milliseconds.
     double lastFastMs() const { return m_lastFastMs; }
 
 signals:
@@ -74,19 +74,19 @@ private:
         headroom::Report report;
         headroom::EnginePlan plan;               // the plan it used (built by the job when none matched)
         std::optional<int64_t> searchedMaxBatch; // set when the max batch had to be searched
-        double ms = 0;                           // evaluate + cluster + fit, without the search
+        double ms = 0;                           // reportFigures (evaluate + per-GPU shares); not the fit
     };
     void recompute();
     void scheduleDetails();
     void startDetails();
     void startFast();
-    static headroom::Report computeDetails(const headroom::EnginePlan& plan, const headroom::Config& config, bool sweep,
-                                           const std::atomic<bool>* cancel);
     void applyFast(Fast fast);
     static Fast computeFast(const ModelPtr& model, headroom::EnginePlan plan, const headroom::Config& config,
                             std::optional<int64_t> maxBatch);
     // A plan for a graph this large is built off the GUI thread (~0.3 s at 100k nodes).
     bool planIsSlow() const;
+    // The max batch searched for a configuration that differs from the current one at most in the batch.
+    std::optional<int64_t> knownMaxBatch() const;
 
     headroom::EnginePlan m_plan;
     std::optional<headroom::Config> m_maxBatchConfig; // the configuration m_maxBatch was searched for
@@ -94,7 +94,8 @@ private:
 
     ModelPtr m_model;
     headroom::Config m_config;
-    headroom::Report m_report;
+    // Shared with the detail pass, which extends a copy of it on the worker; never null.
+    std::shared_ptr<const headroom::Report> m_report = std::make_shared<const headroom::Report>();
     bool m_complete = false;
     bool m_synchronous = false;
     bool m_sweepWanted = true;

@@ -1,5 +1,6 @@
 #include "verdict.h"
 
+#include "headroom/import/batch.h"
 #include "headroom/memory/finetune_summary.h"
 #include <QEvent>
 
@@ -11,13 +12,6 @@ QString signedSaving(int64_t saving, headroom::Units units)
     // U+2212 minus: a saving reads as a reduction of the need.
     return QStringLiteral("\u2212") + bytesText(saving, units);
 }
-
-int64_t batchOf(const headroom::Model& model, const headroom::Config& c)
-{
-    return model.batchSymbol >= 0 && static_cast<size_t>(model.batchSymbol) < c.symbols.size()
-               ? c.symbols[static_cast<size_t>(model.batchSymbol)]
-               : 1;
-}
 } // namespace
 
 QString adviceText(const headroom::Advice& a, const headroom::Model& model, headroom::Units units)
@@ -25,7 +19,7 @@ QString adviceText(const headroom::Advice& a, const headroom::Model& model, head
     using K = headroom::Advice::Kind;
     QString what;
     switch (a.kind) {
-    case K::Batch: what = VerdictBanner::tr("batch %1").arg(batchOf(model, a.changed)); break;
+    case K::Batch: what = VerdictBanner::tr("batch %1").arg(headroom::batchOf(model, a.changed)); break;
     // The policy's full name: "bf16" alone does not say whether AMP or pure bf16 is meant.
     case K::Dtype: what = dtypeName(a.changed.dtype); break;
     case K::Checkpoint:

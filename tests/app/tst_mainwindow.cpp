@@ -16,6 +16,7 @@
 #include "timelinepage.h"
 #include "verdict.h"
 
+#include "headroom/import/batch.h"
 #include "headroom/report/report.h"
 
 #include <QAbstractItemModelTester>
@@ -45,10 +46,7 @@ bool openAndWait(MainWindow& w, const QString& file)
     return QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 120000) && !loaded.isEmpty();
 }
 
-int64_t batchOf(const headroom::Model& m, const headroom::Config& c)
-{
-    return m.batchSymbol >= 0 ? c.symbols[static_cast<size_t>(m.batchSymbol)] : 1;
-}
+using headroom::batchOf;
 } // namespace
 
 class TestMainWindow : public QObject

@@ -11,6 +11,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <functional>
+
 using namespace gui;
 
 namespace {
@@ -50,7 +52,18 @@ ModelPtr resnet18()
     return m;
 }
 
+ModelPtr llamaSmall()
+{
+    static const ModelPtr m = std::make_shared<const headroom::Model>(
+        headroom::loadModel(HEADROOM_TEST_DATA "/hf/llama_small.config.json"));
+    return m;
+}
+
+using Change = std::function<void(headroom::Config&)>;
+
 } // namespace
+
+Q_DECLARE_METATYPE(Change)
 
 class TestSession : public QObject
 {
@@ -159,6 +172,47 @@ private slots:
         QVERIFY(!s.hasSweep());
         QVERIFY(s.report().batchSweep.empty());
         QCOMPARE(s.report().config.symbols[size_t(m->batchSymbol)], int64_t{batch * 2});
+    }
+
+    // The max batch is reused only while nothing but the batch changes: the fast figures shown right after
+    // any other change carry the max batch core computes for the new configuration. Hugging Face's layer
+    // checkpointing is a FineTune field, which the hand-written field list this comparison replaced left out:
+    // it takes llama_small (fp32, Adam, 4 GiB) from 16 to 49, and with that list the session showed 16.
+    void maxBatchFollowsEveryChange_data()
+    {
+        QTest::addColumn<Change>("change");
+        QTest::addColumn<bool>("moves"); // the max batch of the changed configuration differs
+        QTest::newRow("batch") << Change([](headroom::Config& c) { c.symbols[0] = 8; }) << false;
+        QTest::newRow("bf16") << Change([](headroom::Config& c) { c.dtype = headroom::DtypePolicy::BF16; }) << true;
+        QTest::newRow("layer checkpointing")
+            << Change([](headroom::Config& c) { c.finetune.layerCheckpoint = true; }) << true;
+    }
+    void maxBatchFollowsEveryChange()
+    {
+        QFETCH(Change, change);
+        QFETCH(bool, moves);
+        const ModelPtr m = llamaSmall();
+        QCOMPARE(m->batchSymbol, 0); // the "batch" row sets symbols[0]
+        headroom::Config c = configAt(*m, 1);
+        c.gpu.capacity = int64_t(4) << 30;
+        headroom::Config next = c;
+        change(next);
+        const headroom::ReportOptions fast{.timeline = false, .sweep = false};
+        const int64_t before = headroom::buildReport(*m, c, fast).fit.maxBatch;
+        const int64_t after = headroom::buildReport(*m, next, fast).fit.maxBatch;
+        QCOMPARE(after != before, moves);
+
+        AnalysisSession s;
+        s.setAsyncThresholdMs(1e9); // the fast figures on this thread: shown as soon as setConfig returns
+        s.setModel(m, c);
+        QVERIFY(!s.isPending());
+        QCOMPARE(s.report().fit.maxBatch, before);
+        s.setConfig(next);
+        QVERIFY(!s.isPending());
+        QVERIFY(!s.isComplete()); // the fast figures, before the detail pass
+        QCOMPARE(s.report().fit.maxBatch, after);
+        QVERIFY(QTest::qWaitFor([&] { return s.isComplete(); }, 120000));
+        QCOMPARE(s.report().fit.maxBatch, after);
     }
 };
 

@@ -1,6 +1,7 @@
 // Fit and max batch for several GPUs: what must fit is the heaviest GPU (DataParallel's GPU 0, a ZeRO-3
 // gather), and the batch the user moves is the global one.
 #include "headroom/hardware/multigpu.h"
+#include "headroom/import/batch.h"
 #include "headroom/shapes/shapes.h"
 
 #include <algorithm>
@@ -9,15 +10,6 @@ namespace headroom {
 namespace {
 
 bool isCluster(const Config& c) { return c.gpus > 1 || c.strategy != Strategy::Single; }
-
-Config atGlobalBatch(const Model& m, Config c, int64_t batch)
-{
-    if (c.symbols.size() != m.symbols.size())
-        c.symbols = m.defaultBindings();
-    if (m.batchSymbol >= 0)
-        c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
-    return c;
-}
 
 int64_t heaviestNeed(const EnginePlan& plan, const Config& c)
 {
@@ -40,7 +32,7 @@ int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t lim
     const int64_t budget = config.gpu.capacity - config.marginBytes;
     // Every GPU needs at least one sample, so the search starts at N.
     const int64_t first = std::min<int64_t>(limit, std::max(1, config.gpus));
-    const auto fits = [&](const Config& c, int64_t b) { return heaviestNeed(plan, atGlobalBatch(m, c, b)) <= budget; };
+    const auto fits = [&](const Config& c, int64_t b) { return heaviestNeed(plan, withBatch(m, c, b)) <= budget; };
     if (m.batchSymbol < 0)
         return fits(config, 1) ? 1 : 0;
 
@@ -50,7 +42,7 @@ int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t lim
     Config exact = config;
     exact.allocator = AllocatorMode::Exact;
     // Unknown sizes are not 0 bytes (docs/DESIGN.md "Fit and max batch").
-    if (evaluateShapes(m, atGlobalBatch(m, exact, first).symbols).unknown > 0)
+    if (evaluateShapes(m, withBatch(m, exact, first).symbols).unknown > 0)
         return kUnknownMax;
     if (!fits(exact, first))
         return 0;

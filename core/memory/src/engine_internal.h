@@ -98,7 +98,7 @@ struct PlanOptions
 };
 PlanOptions planOptions(const Config& config);
 
-struct SimCache; // timeline_program.h
+struct SimCache; // timeline/timeline_program.h
 std::shared_ptr<SimCache> newSimCache();
 
 struct PlanData
@@ -142,7 +142,7 @@ struct PlanData
     std::vector<int> classicParams;               // classicEstimate's parameters (stored, not aliases)
     std::vector<int> classicOutputs;              // classicEstimate's node outputs that are activations
     std::vector<std::string> warnings;
-    // The simulated iteration's recorded structure per switch setting, reused by every tick (timeline.cpp)
+    // The simulated iteration's recorded structure per switch setting, reused by every tick (timeline/)
     std::shared_ptr<SimCache> simCache;
 };
 
@@ -186,7 +186,7 @@ int64_t bufferBytes(const Config& config, DType dt, int64_t numel);
 int gradElemBytes(const Config& config) noexcept;
 bool policyIsInference(const Config& config) noexcept;
 
-// The simulated iteration (timeline.cpp).
+// The simulated iteration (timeline/).
 struct SimOptions
 {
     bool events = true;

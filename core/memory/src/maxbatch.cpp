@@ -1,6 +1,7 @@
 // Fit on a GPU and the largest batch that fits: a search over evaluations, which are cheap (the shape
 // functions are fitted, so no inference runs).
 #include "engine_internal.h"
+#include "headroom/import/batch.h"
 #include "headroom/memory/allocator.h"
 
 #include <algorithm>
@@ -75,19 +76,6 @@ CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const 
     return r;
 }
 
-namespace {
-
-Config atBatch(const Model& m, Config c, int64_t batch)
-{
-    if (c.symbols.size() != m.symbols.size())
-        c.symbols = m.defaultBindings();
-    if (m.batchSymbol >= 0)
-        c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
-    return c;
-}
-
-} // namespace
-
 // The largest batch B <= limit that fits (fitsOnGpu: the step's replay under capacity never fails).
 //
 // The allocated peak is monotone in the batch (every activation grows with it), so it is searched alone
@@ -110,7 +98,7 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
     const int64_t fixedNeed = config.gpu.context + config.gpu.workspace;
     std::vector<int64_t> h1, h2; // step high-water marks at batch 1 and at the probe batch
     const auto needExact = [&](int64_t b, std::vector<int64_t>* keep = nullptr) {
-        const Config c = atBatch(m, exact, b);
+        const Config c = withBatch(m, exact, b);
         if (!samePlan)
             return neededBytes(c, evaluateLight(plan, c));
         std::vector<int64_t> h = stepHighs(*plan.data, c);
@@ -119,7 +107,7 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
             *keep = std::move(h);
         return peak + fixedNeed;
     };
-    const auto fitsReplayed = [&](int64_t b) { return fitsOnGpu(plan, atBatch(m, config, b)); };
+    const auto fitsReplayed = [&](int64_t b) { return fitsOnGpu(plan, withBatch(m, config, b)); };
     // No batch above boundA fits (its allocated bytes alone exceed the budget). Whether a batch fits under
     // the allocator model is not monotone in the batch (segment rounding and best-fit placement make the
     // cache's leftovers wobble), so the batches right below the bound are tried one by one; past a few,
@@ -155,7 +143,7 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
     if (m.batchSymbol < 0)
         return needExact(1) <= budget ? refine(1) : 0;
     // Unknown sizes are not 0 bytes: no number at all rather than a limit-sized one.
-    if (evaluateShapes(m, atBatch(m, exact, 1).symbols).unknown > 0)
+    if (evaluateShapes(m, withBatch(m, exact, 1).symbols).unknown > 0)
         return kUnknownMax;
 
     const int64_t n1 = needExact(1, &h1);

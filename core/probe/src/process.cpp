@@ -47,23 +47,128 @@ bool makePipe(Fd& readEnd, Fd& writeEnd)
 
 void setNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-// One child's run: spawn it on a socket (stdin) and two pipes, pump its input and outputs until both pipes
-// close or the deadline/cancel kills it, then reap it.
+// Our ends of the child's standard streams: its stdin socket, its stdout and stderr pipes.
+struct Streams
+{
+    Fd in, out, err;
+};
+
+// Starts spec.program on new streams (`ours` gets the parent's ends); 0 and its pid, or the error number.
+int spawnChild(const ProcessSpec& spec, Streams& ours, pid_t& pid)
+{
+    // stdin is a socket so that writes use MSG_NOSIGNAL: a child that dies early must not SIGPIPE us.
+    int sp[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+        return errno;
+    ours.in.fd = sp[0];
+    Fd inChild(sp[1]);
+    Fd outWrite, errWrite;
+    if (!makePipe(ours.out, outWrite) || !makePipe(ours.err, errWrite))
+        return errno;
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, inChild.fd, STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, outWrite.fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, errWrite.fd, STDERR_FILENO);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    // Own process group, so a kill reaches anything it started; default signal dispositions, so a parent
+    // that ignores SIGPIPE or blocks signals does not pass that on.
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(
+        &attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+
+    std::vector<std::string> argStore;
+    argStore.reserve(spec.args.size() + 1);
+    argStore.push_back(spec.program);
+    argStore.insert(argStore.end(), spec.args.begin(), spec.args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argStore)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const int rc = ::posix_spawn(&pid, spec.program.c_str(), &actions, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+// What the child writes: all of stdout, the tail of stderr (kErrKeep), and each complete stderr line handed
+// to the caller as it arrives.
+class Captured
+{
+public:
+    Captured(std::string& out, std::string& err, const std::function<void(std::string_view)>& onErrLine)
+        : m_out(out), m_err(err), m_onErrLine(onErrLine)
+    {
+    }
+
+    // Reads what `fd` has for us; closes it at its end or on an error.
+    void drain(Fd& fd, short revents, bool isErr)
+    {
+        if (!(revents & (POLLIN | POLLHUP | POLLERR)))
+            return;
+        const ssize_t got = ::read(fd.fd, m_buf, sizeof m_buf);
+        if (got > 0) {
+            if (isErr)
+                addErr(static_cast<size_t>(got));
+            else
+                m_out.append(m_buf, static_cast<size_t>(got));
+        } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+            fd.reset();
+        }
+    }
+
+    // The last stderr line, when the child ended without its newline.
+    void finish()
+    {
+        if (!m_errLine.empty() && m_onErrLine)
+            m_onErrLine(m_errLine);
+    }
+
+private:
+    void addErr(size_t got)
+    {
+        m_err.append(m_buf, got);
+        if (m_err.size() > 2 * kErrKeep)
+            m_err.erase(0, m_err.size() - kErrKeep);
+        m_errLine.append(m_buf, got);
+        for (size_t nl; (nl = m_errLine.find('\n')) != std::string::npos;) {
+            if (m_onErrLine)
+                m_onErrLine(std::string_view(m_errLine).substr(0, nl));
+            m_errLine.erase(0, nl + 1);
+        }
+    }
+
+    std::string& m_out;
+    std::string& m_err;
+    const std::function<void(std::string_view)>& m_onErrLine;
+    std::string m_errLine; // stderr since its last newline
+    char m_buf[65536];
+};
+
+// One child's run: spawn it, pump its input and outputs until both output pipes close or the deadline or
+// cancel kills it, then reap it.
 class Run
 {
 public:
-    explicit Run(const ProcessSpec& spec) : m_spec(spec) {}
+    explicit Run(const ProcessSpec& spec) : m_spec(spec), m_captured(m_result.out, m_result.err, spec.onErrLine) {}
 
     ProcessOutcome run()
     {
-        if (!spawn())
+        if (!start())
             return std::move(m_result);
         pump();
-        m_in.reset();
+        m_streams.in.reset();
         if (!reap())
             return std::move(m_result);
-        if (!m_errLine.empty() && m_spec.onErrLine)
-            m_spec.onErrLine(m_errLine);
+        m_captured.finish();
         if (WIFEXITED(m_status)) {
             m_result.exited = true;
             m_result.exitCode = WEXITSTATUS(m_status);
@@ -74,63 +179,19 @@ public:
     }
 
 private:
-    bool spawn()
+    bool start()
     {
-        // stdin is a socket so that writes use MSG_NOSIGNAL: a child that dies early must not SIGPIPE us.
-        int sp[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) {
-            m_result.spawnErrno = errno;
-            return false;
-        }
-        m_in.fd = sp[0];
-        Fd inChild(sp[1]);
-        Fd outWrite, errWrite;
-        if (!makePipe(m_out, outWrite) || !makePipe(m_err, errWrite)) {
-            m_result.spawnErrno = errno;
-            return false;
-        }
-
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, inChild.fd, STDIN_FILENO);
-        posix_spawn_file_actions_adddup2(&actions, outWrite.fd, STDOUT_FILENO);
-        posix_spawn_file_actions_adddup2(&actions, errWrite.fd, STDERR_FILENO);
-        posix_spawnattr_t attr;
-        posix_spawnattr_init(&attr);
-        // Own process group, so a kill reaches anything it started; default signal dispositions, so a parent
-        // that ignores SIGPIPE or blocks signals does not pass that on.
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setflags(
-            &attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
-
-        std::vector<std::string> argStore;
-        argStore.reserve(m_spec.args.size() + 1);
-        argStore.push_back(m_spec.program);
-        argStore.insert(argStore.end(), m_spec.args.begin(), m_spec.args.end());
-        std::vector<char*> argv;
-        for (std::string& a : argStore)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-
-        const int rc = ::posix_spawn(&m_pid, m_spec.program.c_str(), &actions, &attr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-        if (rc != 0) {
-            m_result.spawnErrno = rc;
+        if (const int error = spawnChild(m_spec, m_streams, m_pid); error != 0) {
+            m_result.spawnErrno = error;
             return false;
         }
         m_result.started = true;
         m_deadline = std::chrono::steady_clock::now() + m_spec.limit;
-        setNonBlocking(m_in.fd);
-        setNonBlocking(m_out.fd);
-        setNonBlocking(m_err.fd);
+        setNonBlocking(m_streams.in.fd);
+        setNonBlocking(m_streams.out.fd);
+        setNonBlocking(m_streams.err.fd);
         if (m_spec.input.empty())
-            m_in.reset();
+            m_streams.in.reset();
         return true;
     }
 
@@ -143,89 +204,71 @@ private:
         }
     }
 
+    // Kills the child when the caller cancelled or the deadline has passed (and records which); true if so.
+    bool killIfDue(std::chrono::steady_clock::time_point now)
+    {
+        if (m_spec.cancel && m_spec.cancel->load())
+            m_result.cancelled = true;
+        else if (now >= m_deadline)
+            m_result.timedOut = true;
+        else
+            return false;
+        killChild();
+        return true;
+    }
+
     // Polls until both output pipes close, the deadline passes or the caller cancels.
     void pump()
     {
-        while (m_out.fd >= 0 || m_err.fd >= 0) {
-            if (m_spec.cancel && m_spec.cancel->load()) {
-                m_result.cancelled = true;
-                killChild();
-                break;
-            }
+        while (m_streams.out.fd >= 0 || m_streams.err.fd >= 0) {
             const auto now = std::chrono::steady_clock::now();
-            if (now >= m_deadline) {
-                m_result.timedOut = true;
-                killChild();
+            if (killIfDue(now))
                 break;
-            }
             // Wake at least every 50 ms to notice cancellation.
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_deadline - now).count();
-            const int timeout = static_cast<int>(std::min<long long>(left + 1, 50));
-            pollfd fds[3];
-            nfds_t n = 0;
-            int outIdx = -1, errIdx = -1, inIdx = -1;
-            if (m_out.fd >= 0) {
-                outIdx = static_cast<int>(n);
-                fds[n++] = {m_out.fd, POLLIN, 0};
-            }
-            if (m_err.fd >= 0) {
-                errIdx = static_cast<int>(n);
-                fds[n++] = {m_err.fd, POLLIN, 0};
-            }
-            if (m_in.fd >= 0) {
-                inIdx = static_cast<int>(n);
-                fds[n++] = {m_in.fd, POLLOUT, 0};
-            }
-            const int ready = ::poll(fds, n, timeout);
-            if (ready < 0) {
-                if (errno == EINTR)
-                    continue;
+            if (!pollOnce(static_cast<int>(std::min<long long>(left + 1, 50)))) {
                 killChild();
                 break;
             }
-            if (outIdx >= 0)
-                drain(m_out, fds[outIdx].revents, false);
-            if (errIdx >= 0)
-                drain(m_err, fds[errIdx].revents, true);
-            if (inIdx >= 0 && (fds[inIdx].revents & (POLLOUT | POLLERR | POLLHUP)))
-                feed();
         }
     }
 
-    void drain(Fd& fd, short revents, bool isErr)
+    // One poll of the open streams, then what each is ready for; false when poll fails.
+    bool pollOnce(int timeoutMs)
     {
-        if (!(revents & (POLLIN | POLLHUP | POLLERR)))
-            return;
-        const ssize_t got = ::read(fd.fd, m_buf, sizeof m_buf);
-        if (got > 0) {
-            if (!isErr) {
-                m_result.out.append(m_buf, static_cast<size_t>(got));
-                return;
+        pollfd fds[3];
+        nfds_t n = 0;
+        int outIdx = -1, errIdx = -1, inIdx = -1;
+        const auto watch = [&](const Fd& fd, short events, int& idx) {
+            if (fd.fd >= 0) {
+                idx = static_cast<int>(n);
+                fds[n++] = {fd.fd, events, 0};
             }
-            m_result.err.append(m_buf, static_cast<size_t>(got));
-            if (m_result.err.size() > 2 * kErrKeep)
-                m_result.err.erase(0, m_result.err.size() - kErrKeep);
-            m_errLine.append(m_buf, static_cast<size_t>(got));
-            for (size_t nl; (nl = m_errLine.find('\n')) != std::string::npos;) {
-                if (m_spec.onErrLine)
-                    m_spec.onErrLine(std::string_view(m_errLine).substr(0, nl));
-                m_errLine.erase(0, nl + 1);
-            }
-        } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-            fd.reset();
-        }
+        };
+        watch(m_streams.out, POLLIN, outIdx);
+        watch(m_streams.err, POLLIN, errIdx);
+        watch(m_streams.in, POLLOUT, inIdx);
+        if (::poll(fds, n, timeoutMs) < 0)
+            return errno == EINTR;
+        if (outIdx >= 0)
+            m_captured.drain(m_streams.out, fds[outIdx].revents, false);
+        if (errIdx >= 0)
+            m_captured.drain(m_streams.err, fds[errIdx].revents, true);
+        if (inIdx >= 0 && (fds[inIdx].revents & (POLLOUT | POLLERR | POLLHUP)))
+            feed();
+        return true;
     }
 
     void feed()
     {
         const std::string& input = m_spec.input;
-        const ssize_t sent = ::send(m_in.fd, input.data() + m_written, input.size() - m_written, MSG_NOSIGNAL);
+        const ssize_t sent = ::send(m_streams.in.fd, input.data() + m_written, input.size() - m_written, MSG_NOSIGNAL);
         if (sent > 0)
             m_written += static_cast<size_t>(sent);
         else if (sent < 0 && errno != EAGAIN && errno != EINTR)
-            m_in.reset(); // the child stopped reading; what it says on stderr explains why
+            m_streams.in.reset(); // the child stopped reading; what it says on stderr explains why
         if (m_written >= input.size())
-            m_in.reset();
+            m_streams.in.reset();
     }
 
     // Both output pipes are closed (or we killed it): reap, still honouring the deadline and cancellation,
@@ -238,30 +281,20 @@ private:
                 return true;
             if (w < 0 && errno != EINTR)
                 return false;
-            if (w == 0) {
-                if (m_spec.cancel && m_spec.cancel->load()) {
-                    m_result.cancelled = true;
-                    killChild();
-                } else if (std::chrono::steady_clock::now() >= m_deadline) {
-                    m_result.timedOut = true;
-                    killChild();
-                } else {
-                    ::usleep(10000);
-                }
-            }
+            if (w == 0 && !killIfDue(std::chrono::steady_clock::now()))
+                ::usleep(10000);
         }
     }
 
     const ProcessSpec& m_spec;
-    std::chrono::steady_clock::time_point m_deadline; // the limit counts from the spawn
     ProcessOutcome m_result;
-    Fd m_in, m_out, m_err; // our ends: the child's stdin socket, its stdout and stderr pipes
+    Captured m_captured;                              // writes into m_result
+    std::chrono::steady_clock::time_point m_deadline; // the limit counts from the spawn
+    Streams m_streams;
     pid_t m_pid = -1;
     bool m_killed = false;
     int m_status = 0;
     size_t m_written = 0;
-    std::string m_errLine;
-    char m_buf[65536];
 };
 
 } // namespace

@@ -49,6 +49,7 @@ struct GpuSpec
     int64_t capacity = 0;  // device total as PyTorch sees it (cudaMemGetInfo), less than nvidia-smi shows
     int64_t context = 0;   // outside the caching allocator: CUDA context, kernels, handles
     int64_t workspace = 0; // persistent cuBLAS/cuBLASLt workspaces (inside the caching allocator)
+    bool operator==(const GpuSpec&) const = default;
 };
 
 // Everything that determines one memory figure. Explicit values only: no globals, no settings lookups.
@@ -79,6 +80,9 @@ struct Config
     // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
     // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
     double hotExpertShare = 0;
+    // Every field, so a comparison of whole configurations cannot miss a new one (the GUI's max-batch reuse,
+    // headroom/import/batch.h sameButBatch).
+    bool operator==(const Config&) const = default;
 };
 
 // Names used by the CLI, JSON and settings (docs/DESIGN.md spells them): "fp32", "amp-bf16", "adamw", ...

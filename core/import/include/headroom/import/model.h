@@ -156,7 +156,7 @@ struct Model
     std::vector<std::string> warnings; // one line each, naming the node where there is one
     std::shared_ptr<const ShapeOracle> oracle;
     // Built from a Hugging Face config.json (import/hfconfig.cpp): trained with `labels=`, its first output is
-    // the logits that transformers' ForCausalLMLoss lifts to fp32 (memory/timeline.cpp, the loss step).
+    // the logits that transformers' ForCausalLMLoss lifts to fp32 (memory/src/timeline/loss.cpp).
     bool hfCausalLm = false;
 
     Bindings defaultBindings() const;

@@ -32,6 +32,7 @@ struct ReportOptions
 {
     bool timeline = false;     // include the per-step timeline in JSON
     bool sweep = true;         // compute batch sweep / checkpoint curve / advice (costly parts)
+    bool batchSweep = true;    // with sweep: the batch sweep too (the GUI leaves it out while no tab draws it)
     int maxSymbol = -1;        // --max SYMBOL: symbol index whose largest fitting value goes in fit.max
     bool symbolMaxima = false; // fill Report::symbolMax (the GUI marks each slider's max)
     // Set by another thread when the report is no longer wanted (the GUI's controls moved on): buildReport
@@ -42,6 +43,17 @@ struct ReportOptions
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options = {});
 // Same over a plan the caller keeps (plan.model is the model), so repeated reports share it.
 Report buildReport(const EnginePlan& plan, const Config& config, const ReportOptions& options = {});
+
+// buildReport's three stages, for a caller that shows the first figures before the rest (the GUI); each
+// adds to the report the one before made, and buildReport(plan, config, options) is the three in order.
+// 1. The engine's figures for `config`: the evaluation and, on several GPUs, each GPU's share.
+Report reportFigures(const EnginePlan& plan, const Config& config);
+// 2. The fit and the max batch; `knownMaxBatch` is an earlier search's, reused while only the batch changed.
+void addFit(const EnginePlan& plan, Report& report, std::optional<int64_t> knownMaxBatch = std::nullopt);
+// 3. What `options` asks for beyond the fit: fit.max, the symbols' maxima, the checkpoint curve, the batch
+// sweep, the advice. What it computes replaces what the report held, so a detailed report can be detailed
+// again (with the batch sweep it left out).
+void addDetails(const EnginePlan& plan, Report& report, const ReportOptions& options);
 // The JSON of docs/DESIGN.md "Machine-readable output": schema "headroom.report/1".
 nlohmann::json toJson(const Model& model, const Report& report, const ReportOptions& options = {});
 // CSV of the layer table (one row per node, topological): path,op,output_shapes,params,activation_bytes,saved_bytes

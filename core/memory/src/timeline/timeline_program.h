@@ -5,10 +5,29 @@
 // (mode, inplace, checkpoint segments, loss, accumulation, optimizer), plus a handful of binding-dependent
 // decisions: whether a conditionally saved copy applies (a transpose of size-1 dims is still contiguous),
 // whether a pass-through gradient has its input's size (broadcasting), whether a persistent total is zero.
-// timeline.cpp walks the iteration once without any byte count and records that structure, with every such
-// decision as a guard; a slider tick only re-sizes the buffers and replays the flat op array
-// (timeline_replay.cpp). A program is reused while its key matches and all its guards still hold, so the
-// figures are those of a full walk at every binding.
+// The walk runs the iteration once without any byte count and records that structure, with every such
+// decision as a guard; a slider tick only re-sizes the buffers and replays the flat op array. A program is
+// reused while its key matches and all its guards still hold, so the figures are those of a full walk at
+// every binding.
+//
+// How the timeline works: recorder -> iteration -> replay, one folder.
+//   recorder.h           Recorder: reference counting without sizes. Each alloc, free and saved mark becomes
+//                        an op of the SimProgram, each binding-dependent decision a guard.
+//   iteration.h          Iteration: the walk's state. timeline.cpp (recordIteration) runs the phases in the
+//                        order PyTorch does, one file each, all writing through the recorder:
+//     references.cpp       runtime storage roots (views, inplace), forward references, saved-tensor releases
+//     recompute.cpp        checkpoint holds before forward; a segment's forward again at its first backward
+//     forward.cpp          what exists at the start (weights, states, the input), then each unit's forward
+//     loss.cpp             the loss (fp32 log-probabilities) and the output gradient backward starts from
+//     backward.cpp         units in reverse: input and parameter gradients, saved references dropped
+//     optimizer_step.cpp   the foreach optimizers' temporary, zero_grad
+//   timeline_replay.cpp  every tick: the programs cached per plan (programFor), each buffer's bytes at the
+//                        binding (bufferBytes), the ops replayed into the timeline, the peak and its culprits;
+//                        the allocator model replays allocOps from the same program.
+// The phases are free functions over one Iteration rather than a class each: they share nearly all of its
+// state (forward's buffers are what backward and the loss release; recomputation runs forwardUnit again
+// inside backward), so one struct whose fields are grouped by the phase that fills them shows that data flow,
+// where classes per phase would hand each other most of their members.
 #include "engine_internal.h"
 
 #include <cstdint>
@@ -45,8 +64,7 @@ struct SizeRef
 struct SimKey
 {
     bool train = true, inplace = false, events = true, persistentGrads = false, amp = false;
-    bool sixteenBit =
-        false; // a pure 16-bit or quantised policy: Hugging Face's loss lifts 16-bit logits (timeline.cpp)
+    bool sixteenBit = false; // a pure 16-bit or quantised policy: Hugging Face's loss lifts 16-bit logits (loss.cpp)
     Loss loss = Loss::CrossEntropy;
     Optimizer optimizer = Optimizer::Adam;
     int segments = 0;
@@ -104,7 +122,7 @@ struct SimContext
 
 int64_t sizeOf(const SimContext& c, const SizeRef& ref);
 bool guardsHold(const SimContext& c, const SimProgram& program);
-// timeline.cpp: one structural walk of the iteration.
+// timeline.cpp: one structural walk of the iteration (the phases above).
 SimProgram recordIteration(const SimContext& c, const SimOptions& options);
 // timeline_replay.cpp: the figures of a recorded program at the context's sizes (bytes: each buffer's,
 // bufferBytes()).

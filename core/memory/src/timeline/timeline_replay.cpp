@@ -1,7 +1,7 @@
 // A recorded iteration (timeline_program.h) at one binding: the buffers re-sized, the op array replayed into
 // the timeline, the allocation events and the peak with its culprits. This is all a slider tick runs of the
 // simulation; the walk itself (timeline.cpp) runs once per plan and switch setting.
-#include "timeline_program.h"
+#include "timeline/timeline_program.h"
 
 #include "headroom/memory/allocator.h"
 

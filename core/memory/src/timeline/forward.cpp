@@ -1,0 +1,133 @@
+// The forward pass: what exists when the iteration starts, then each unit's outputs, saved extras and
+// scratch, with its inputs' references dropped as it consumes them (timeline_program.h, "how the timeline
+// works"). Checkpoint recomputation (recompute.cpp) runs forwardUnit again inside a segment.
+#include "timeline/iteration.h"
+
+namespace headroom::timeline {
+
+namespace {
+
+// Gradient accumulation: parameter gradients live across micro-batches, from before the first forward.
+void holdAccumulatedGradients(Iteration& w)
+{
+    if (!w.train || w.c.config.accumulate <= 1)
+        return;
+    for (int p : w.plan.trainable)
+        if (w.plan.reqGrad[static_cast<size_t>(p)]) {
+            w.paramGrad[static_cast<size_t>(p)] = w.rec.alloc(of(SizeRef::Kind::Gradient, p), Category::Gradients, p,
+                                                              1);
+            w.gradPre[static_cast<size_t>(p)] = 1;
+        }
+}
+
+void allocateOutputs(Iteration& w, const Unit& unit, bool recompute)
+{
+    for (int t : unit.outputs) {
+        const size_t ti = static_cast<size_t>(t);
+        if (w.plan.virtualOut[ti] || !w.plan.dynamic[ti] || w.root(t) != t)
+            continue;
+        const bool saved = recompute ? w.ckSaved[ti] != 0 : w.firstSaver[ti] >= 0;
+        const int rc = recompute ? w.segRefs[ti] + (saved ? 1 : 0) : w.refs[ti];
+        const int id = w.rec.alloc(act(t), Category::Activations, t, rc);
+        w.buf[ti] = id;
+        if (saved)
+            w.rec.markSaved(id);
+    }
+}
+
+} // namespace
+
+// What exists when the iteration starts: weights, buffers, states, accumulated gradients, the input.
+void setup(Iteration& w)
+{
+    w.buf.assign(w.nT, -1);
+    w.paramGrad.assign(w.nT, -1);
+    w.gradPre.assign(w.nT, 0);
+    w.rec.begin(-1, Phase::Forward);
+    if (w.opt.events) {
+        for (int p : w.plan.trainable)
+            w.rec.alloc(of(SizeRef::Kind::Weight, p), Category::Weights, p, 1);
+        // the largest dequantized 4/8-bit weight, held at the peak as persistentWeights counts it
+        if (w.rec.positive(of(SizeRef::Kind::DequantTransient)) && w.rec.positive(of(SizeRef::Kind::Quantized)) &&
+            !w.plan.trainable.empty())
+            w.rec.alloc(of(SizeRef::Kind::DequantTransient), Category::Weights, -1, 1);
+        for (int b : w.plan.buffers)
+            w.rec.alloc(of(SizeRef::Kind::Buffer, b), Category::Buffers, b, 1);
+        if (w.rec.positive(of(SizeRef::Kind::Autocast)))
+            w.rec.alloc(of(SizeRef::Kind::Autocast), Category::Weights, -1, 1);
+    } else {
+        w.rec.alloc(of(SizeRef::Kind::PersistentWeights), Category::Weights, -1, 1);
+    }
+    if (w.rec.positive(of(SizeRef::Kind::Master)))
+        w.rec.alloc(of(SizeRef::Kind::Master), Category::MasterWeights, -1, 1);
+    if (w.rec.positive(of(SizeRef::Kind::PersistentOptimizer)))
+        w.rec.alloc(of(SizeRef::Kind::PersistentOptimizer), Category::Optimizer, -1, 1);
+    holdAccumulatedGradients(w);
+    for (int t : w.model.inputs) {
+        const int rt = w.root(t);
+        const size_t r = static_cast<size_t>(rt);
+        w.buf[r] = w.rec.alloc(act(t), Category::Input, t, w.refs[r] + 1); // + the data loader's hold
+        if (w.firstSaver[r] >= 0)
+            w.rec.markSaved(w.buf[r]);
+    }
+    w.rec.end();
+}
+
+void forward(Iteration& w)
+{
+    w.unitExtras.assign(w.nU, {});
+    if (w.ckpt) {
+        w.segRefs.assign(w.nT, 0);
+        w.ckSaved.assign(w.nT, 0);
+        w.releaseAtCk.assign(w.nU, {});
+    }
+    for (size_t u = 0; u < w.nU; ++u) {
+        w.rec.begin(w.plan.units[u].head, Phase::Forward);
+        forwardUnit(w, u, false, -1);
+        w.rec.end();
+    }
+}
+
+void forwardUnit(Iteration& w, size_t u, bool recompute, int seg)
+{
+    const Unit& unit = w.plan.units[u];
+    if (!w.aliasUnit[u])
+        allocateOutputs(w, unit, recompute);
+    if (w.train && (!w.checkpointed(u) || recompute)) {
+        for (const SavedItem& it : unit.saved) {
+            if (it.kind == SavedItem::Kind::Storage || !w.rec.itemActive(it))
+                continue;
+            const int id = w.rec.alloc(item(it), Category::Activations, it.tensor, 1);
+            w.rec.markSaved(id);
+            w.unitExtras[u].push_back(id);
+        }
+    }
+    for (const SavedItem& it : unit.forwardScratch)
+        w.rec.decref(w.rec.alloc(item(it), Category::Activations, it.tensor, 1));
+    for (int t : unit.inputs) {
+        if (!w.dynamic(t))
+            continue;
+        const int rt = w.root(t);
+        if (!recompute || w.inSeg(w.producerUnit(rt), seg))
+            w.rec.decref(w.buf[static_cast<size_t>(rt)]);
+    }
+    // outputs nobody holds die at once (after the step's high-water mark)
+    if (!w.aliasUnit[u])
+        for (int t : unit.outputs) {
+            const int id = w.buf[static_cast<size_t>(t)];
+            if (w.root(t) == t && id >= 0 && w.rec.refs(id) <= 0)
+                w.rec.release(id);
+        }
+}
+
+// Inference: outputs are handed to the caller; nothing else is kept.
+void handOutOutputs(Iteration& w)
+{
+    w.rec.begin(-1, Phase::Forward);
+    for (int t : w.model.outputs)
+        if (t >= 0 && w.dynamic(t))
+            w.rec.decref(w.bufOfRoot(t));
+    w.rec.end();
+}
+
+} // namespace headroom::timeline
