@@ -7,6 +7,7 @@
 #include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
 #include "headroom/memory/finetune_summary.h"
+#include "headroom/report/layer_tree.h"
 #include "headroom/serving/vllm.h"
 
 #include <QTemporaryDir>
@@ -352,6 +353,23 @@ private slots:
         QCOMPARE(ep.weights, tp.weights);
         const int64_t tokens = std::min<int64_t>(*ep.settings.maxNumBatchedTokens, 32768);
         QCOMPARE(ep.activationPeak - tp.activationPeak, tokens * 2 * 3 * (14336 - 7168) * 2);
+    }
+
+    // The layer tree's MoE row: the block (router, shared and routed experts beneath) says how many experts
+    // and how many a token runs through; no other layer says anything.
+    void layerTreeRow()
+    {
+        const Model m = loadModel(data("Qwen3-30B-A3B.config.json"));
+        int blocks = 0, others = 0;
+        for (size_t l = 0; l < m.layers.size(); ++l) {
+            const std::string note = layerNote(m, static_cast<int>(l));
+            if (note.empty())
+                continue;
+            ++(m.layers[l].name == "mlp" ? blocks : others);
+            QCOMPARE(note, std::string("128 experts, 8 active per token"));
+        }
+        QCOMPARE(blocks, 48);
+        QCOMPARE(others, 0);
     }
 };
 
