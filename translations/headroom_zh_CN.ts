@@ -926,12 +926,6 @@
         <translation>适配已知：在此配置下所有张量大小均已确定</translation>
     </message>
     <message numerus="yes">
-        <source>shape computations (%n nodes)</source>
-        <translation>
-            <numerusform>形状计算（%n 个节点）</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
         <source>Layer table (%n rows)</source>
         <translation>
             <numerusform>层表（%n 行）</numerusform>
@@ -940,6 +934,93 @@
     <message>
         <source>The layer tree to depth %1, as the app opens it; the exporter&apos;s shape arithmetic (Shape, Gather, Concat, ... on shape-sized integers) is folded into one row per layer. Activation: the layer&apos;s outputs; saved: what it keeps for backward. The CSV export lists every graph node in bytes.</source>
         <translation>层树展开到深度 %1，与应用中打开时相同；导出器的形状运算（在形状大小的整数上进行的 Shape、Gather、Concat 等）在每层折叠为一行。激活：该层的输出；保存：为反向传播保留的内容。CSV 导出以字节列出每个图节点。</translation>
+    </message>
+    <message>
+        <source>What makes it fit</source>
+        <translation>怎样能放下</translation>
+    </message>
+</context>
+<context>
+    <name>PlanText</name>
+    <message>
+        <source>paged AdamW</source>
+        <translation>分页 AdamW</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n gradient accumulation step(s)</source>
+        <translation>
+            <numerusform>%n 步梯度累积</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>per-layer checkpointing</source>
+        <translation>逐层检查点</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n checkpoint segment(s)</source>
+        <translation>
+            <numerusform>%n 个检查点分段</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>shard across the GPUs (%1)</source>
+        <translation>在各 GPU 间分片（%1）</translation>
+    </message>
+    <message>
+        <source>8-bit optimizer state (%1)</source>
+        <translation>8 位优化器状态（%1）</translation>
+    </message>
+    <message>
+        <source>pure bf16</source>
+        <translation>纯 bf16</translation>
+    </message>
+    <message>
+        <source>QLoRA: 4-bit NF4 base weights</source>
+        <translation>QLoRA：4 位 NF4 基础权重</translation>
+    </message>
+    <message>
+        <source>CPU offload</source>
+        <translation>CPU 卸载</translation>
+    </message>
+    <message>
+        <source>sequence length %1</source>
+        <translation>序列长度 %1</translation>
+    </message>
+    <message>
+        <source>batch %1</source>
+        <translation>批大小 %1</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 块 %2</translation>
+    </message>
+    <message>
+        <source>a %1</source>
+        <translation>一块 %1</translation>
+    </message>
+    <message>
+        <source>No change Headroom knows of makes it fit.</source>
+        <translation>Headroom 已知的改动都无法使其放下。</translation>
+    </message>
+    <message>
+        <source>%1 (−%2)</source>
+        <extracomment>a step of the plan to fit: %1 the change, %2 the memory it saves</extracomment>
+        <translation>%1（节省 %2）</translation>
+    </message>
+    <message>
+        <source>Closest plan, still too big: %1 → needs %2.</source>
+        <extracomment>%1 the steps, %2 the need after them</extracomment>
+        <translation>最接近的方案仍然放不下：%1 → 需要 %2。</translation>
+    </message>
+    <message>
+        <source>Nothing fits this GPU. It fits with %1 → needs %2, %3 to spare.</source>
+        <extracomment>%1 the steps (ending with the hardware), %2 the need after them, %3 what is left</extracomment>
+        <translation>这块 GPU 上无法放下。改用 %1 可以放下 → 需要 %2，剩余 %3。</translation>
+    </message>
+    <message>
+        <source>To fit: %1 → needs %2, %3 to spare.</source>
+        <extracomment>%1 the steps, %2 the need after them, %3 what is left on the GPU</extracomment>
+        <translation>放下的方案：%1 → 需要 %2，剩余 %3。</translation>
     </message>
 </context>
 <context>
@@ -1181,6 +1262,31 @@
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
+    <message>
+        <source>%1: %2 (%3 bytes), %4% of the need</source>
+        <extracomment>%1 category, %2 bytes in units, %3 exact bytes, %4 share of the bar in percent</extracomment>
+        <translation>%1：%2（%3 字节），占需求的 %4%</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <extracomment>legend entry of the breakdown: %1 category, %2 its bytes
+----------
+one part of the need: %1 category, %2 its bytes</extracomment>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>Needs %1 of %2: %3.</source>
+        <translation>需要 %1（容量 %2）：%3。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>Needs %1: %2.</source>
+        <extracomment>%1 the need, %2 the parts of the need</extracomment>
+        <translation>需要 %1：%2。</translation>
+    </message>
 </context>
 <context>
     <name>gui::Chart</name>
@@ -1236,18 +1342,6 @@
         <translation>
             <numerusform>最佳：%n 段</numerusform>
         </translation>
-    </message>
-</context>
-<context>
-    <name>gui::LogSlider</name>
-    <message>
-        <source>max %1</source>
-        <extracomment>beside a batch / sequence-length slider: the largest value that fits on the GPU</extracomment>
-        <translation>最大 %1</translation>
-    </message>
-    <message>
-        <source>Largest value that fits on the selected GPU: %1</source>
-        <translation>所选 GPU 上能放下的最大值：%1</translation>
     </message>
 </context>
 <context>
@@ -1457,10 +1551,6 @@
         <translation>作用于第一个输出的损失：交叉熵为反向传播保留对数概率（语言模型中很大）；若计算图自行计算损失则选“无”。</translation>
     </message>
     <message>
-        <source>The GPU the verdict is for: its memory as PyTorch sees it, minus the CUDA context.</source>
-        <translation>结论所针对的 GPU：PyTorch 看到的显存减去 CUDA 上下文。</translation>
-    </message>
-    <message>
         <source>Memory of a GPU not in the list, in GiB.</source>
         <translation>列表中没有的 GPU 的显存，单位 GiB。</translation>
     </message>
@@ -1495,6 +1585,154 @@
     <message>
         <source>%1 of the model&apos;s input. Drag it to see how memory grows with it. (Input size &apos;%2&apos; in the file.)</source>
         <translation>模型输入的%1。拖动它可查看显存如何随之增长。（文件中的输入尺寸“%2”。）</translation>
+    </message>
+    <message>
+        <source>The GPU the verdict is for. Every preset&apos;s capacity is the device total PyTorch reports (torch.cuda.mem_get_info, the &quot;total capacity&quot; of its out-of-memory message), a few hundred MiB below nvidia-smi&apos;s; the CUDA context comes off it.</source>
+        <translation>结论所针对的 GPU。每个预设的容量均为 PyTorch 报告的设备总量（torch.cuda.mem_get_info，即其显存不足消息中的“total capacity”），比 nvidia-smi 显示的少几百 MiB；CUDA 上下文从中扣除。</translation>
+    </message>
+</context>
+<context>
+    <name>gui::FineTunePanel</name>
+    <message>
+        <source>Fine-tuning</source>
+        <translation>微调</translation>
+    </message>
+    <message>
+        <source>Double quantization</source>
+        <translation>双重量化</translation>
+    </message>
+    <message>
+        <source>Prepare for k-bit training</source>
+        <translation>为 k 位训练做准备</translation>
+    </message>
+    <message>
+        <source>Checkpoint every decoder layer</source>
+        <translation>每个解码层设检查点</translation>
+    </message>
+    <message>
+        <source>PEFT defaults</source>
+        <translation>PEFT 默认值</translation>
+    </message>
+    <message>
+        <source>QLoRA paper</source>
+        <translation>QLoRA 论文设置</translation>
+    </message>
+    <message>
+        <source>Full fine-tuning</source>
+        <translation>全量微调</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA（低秩适配）</translation>
+    </message>
+    <message>
+        <source>QLoRA</source>
+        <translation>QLoRA（量化低秩适配）</translation>
+    </message>
+    <message>
+        <source>default (q_proj, v_proj)</source>
+        <extracomment>placeholder of the LoRA targets field: empty means PEFT&apos;s default modules for the model type</extracomment>
+        <translation>默认（q_proj, v_proj）</translation>
+    </message>
+    <message>
+        <source>NF4 (4-bit)</source>
+        <translation>NF4（4 位）</translation>
+    </message>
+    <message>
+        <source>FP4 (4-bit)</source>
+        <translation>FP4（4 位）</translation>
+    </message>
+    <message>
+        <source>INT8 (LLM.int8)</source>
+        <translation>INT8（LLM.int8，8 位）</translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
+    </message>
+    <message>
+        <source>Recipe:</source>
+        <translation>预设：</translation>
+    </message>
+    <message>
+        <source>alpha</source>
+        <translation>alpha 系数</translation>
+    </message>
+    <message>
+        <source>Rank:</source>
+        <translation>秩：</translation>
+    </message>
+    <message>
+        <source>Dropout:</source>
+        <translation>Dropout 比例：</translation>
+    </message>
+    <message>
+        <source>Targets:</source>
+        <translation>目标模块：</translation>
+    </message>
+    <message>
+        <source>Adapter weights:</source>
+        <translation>适配器权重：</translation>
+    </message>
+    <message>
+        <source>Quantization:</source>
+        <translation>量化：</translation>
+    </message>
+    <message>
+        <source>Compute dtype:</source>
+        <translation>计算数据类型：</translation>
+    </message>
+    <message>
+        <source>Full: every parameter trains (gradients and optimizer state for all). LoRA: the model is frozen and small adapter matrices train beside the chosen layers. QLoRA: LoRA on a model whose linear layers are stored in 4 or 8 bits.</source>
+        <translation>全量：所有参数都参与训练（全部参数都有梯度和优化器状态）。LoRA：模型被冻结，只训练挂在所选层旁的小型适配器矩阵。QLoRA：在线性层以 4 位或 8 位存储的模型上做 LoRA。</translation>
+    </message>
+    <message>
+        <source>PEFT&apos;s LoraConfig() defaults: rank 8, alpha 8, no dropout, the model&apos;s default layers (q_proj and v_proj for Llama-style models).</source>
+        <translation>PEFT 的 LoraConfig() 默认值：秩 8，alpha 8，无 dropout，作用于该模型的默认层（Llama 类模型为 q_proj 和 v_proj）。</translation>
+    </message>
+    <message>
+        <source>The QLoRA paper&apos;s setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer.</source>
+        <translation>QLoRA 论文的设置：NF4 加双重量化，BF16 计算，秩 64，alpha 16，dropout 0.1，作用于所有线性层，分页 32 位 AdamW，每个解码层一个检查点。</translation>
+    </message>
+    <message>
+        <source>LoRA rank r: each adapted layer gets r × (inputs + outputs) trainable parameters. Changing it reloads the model.</source>
+        <translation>LoRA 秩 r：每个加了适配器的层获得 r × (输入 + 输出) 个可训练参数。修改它会重新加载模型。</translation>
+    </message>
+    <message>
+        <source>LoRA alpha: scales the adapters&apos; output by alpha / r. It changes no memory.</source>
+        <translation>LoRA alpha：把适配器的输出乘以 alpha / r。它不影响显存。</translation>
+    </message>
+    <message>
+        <source>Dropout in front of each adapter: above 0 every adapter keeps its own dropped copy of its input and a 1-byte mask for backward.</source>
+        <translation>每个适配器前的 dropout：大于 0 时，每个适配器都为反向传播保留一份自己的经 dropout 的输入副本和 1 字节的掩码。</translation>
+    </message>
+    <message>
+        <source>Layers that get adapters, by module name, comma separated (q_proj, v_proj), or all-linear for every linear layer but the output layer. Empty: PEFT&apos;s default for the model type (a config.json only; an ONNX file needs names here).</source>
+        <translation>要加适配器的层，按模块名填写，用逗号分隔（q_proj, v_proj），或填 all-linear 表示除输出层外的所有线性层。留空：使用 PEFT 针对该模型类型的默认值（仅限 config.json；ONNX 文件需要在此填写名称）。</translation>
+    </message>
+    <message>
+        <source>The adapters&apos; weights, gradients and optimizer state. FP32 is PEFT&apos;s default, also on a 16-bit model, where each adapted layer then makes an FP32 copy of its input for backward; BF16/FP16 adapters (autocast_adapter_dtype=False) need no copy. Changing it reloads the model.</source>
+        <translation>适配器的权重、梯度和优化器状态所用的精度。FP32 是 PEFT 的默认值，在 16 位模型上也是如此，此时每个加了适配器的层都会为反向传播保存一份 FP32 的输入副本；BF16/FP16 适配器（autocast_adapter_dtype=False）不需要这份副本。更改后会重新加载模型。</translation>
+    </message>
+    <message>
+        <source>bitsandbytes storage of the frozen linear layers: NF4/FP4 about half a byte per weight plus a scale per 64 weights; INT8 one byte per weight plus a scale per row.</source>
+        <translation>冻结线性层的 bitsandbytes 存储方式：NF4/FP4 每个权重约半个字节，外加每 64 个权重一个缩放值；INT8 每个权重一个字节，外加每行一个缩放值。</translation>
+    </message>
+    <message>
+        <source>Quantize the 4-bit scales too: about 0.52 instead of 0.56 bytes per weight.</source>
+        <translation>把 4 位量化的缩放值也量化：每个权重约 0.52 字节，而不是 0.56 字节。</translation>
+    </message>
+    <message>
+        <source>Each 4-bit layer unpacks its whole weight into this dtype while it runs; the largest such copy counts at the peak.</source>
+        <translation>每个 4 位层运行时都会把整个权重解包为此数据类型；其中最大的一份副本计入峰值。</translation>
+    </message>
+    <message>
+        <source>prepare_model_for_kbit_training: the weights that stay unquantized (embeddings, norms, output layer) are cast to FP32, 4 bytes each.</source>
+        <translation>prepare_model_for_kbit_training：未量化的权重（嵌入层、归一化层、输出层）转换为 FP32，每个 4 字节。</translation>
+    </message>
+    <message>
+        <source>Hugging Face gradient_checkpointing_enable(): every decoder layer keeps only its input, and its activations are rebuilt during backward. Replaces the checkpoint segments above.</source>
+        <translation>Hugging Face gradient_checkpointing_enable()：每个解码层只保留其输入，其激活在反向传播时重新计算。取代上面的检查点分段。</translation>
     </message>
 </context>
 <context>
@@ -1575,6 +1813,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Of peak</source>
         <translation>占峰值</translation>
     </message>
+    <message>
+        <source>shape computations (1 node)</source>
+        <translation>形状计算（1 个节点）</translation>
+    </message>
 </context>
 <context>
     <name>gui::LayersPage</name>
@@ -1601,6 +1843,18 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Depth:</source>
         <translation>深度：</translation>
+    </message>
+</context>
+<context>
+    <name>gui::LogSlider</name>
+    <message>
+        <source>max %1</source>
+        <extracomment>beside a batch / sequence-length slider: the largest value that fits on the GPU</extracomment>
+        <translation>最大 %1</translation>
+    </message>
+    <message>
+        <source>Largest value that fits on the selected GPU: %1</source>
+        <translation>所选 GPU 上能放下的最大值：%1</translation>
     </message>
 </context>
 <context>
@@ -1652,14 +1906,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>&amp;Open…</source>
         <translation>打开(&amp;O)…</translation>
-    </message>
-    <message>
-        <source>Open ONNX model</source>
-        <translation>打开 ONNX 模型</translation>
-    </message>
-    <message>
-        <source>Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)</source>
-        <translation>模型 (*.onnx config.json *.json);;ONNX 模型 (*.onnx);;Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Open &amp;Recent</source>
@@ -1796,10 +2042,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;这个模型能放进我的 GPU 吗？显存都用在哪里？Headroom 按 PyTorch 的使用方式逐层计算 ONNX 模型训练或推理所需的显存：权重、梯度、优化器状态、autograd 保留的激活、缓存分配器和 CUDA 上下文。&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>&lt;p&gt;Built with Qt %1 and QCustomPlot.&lt;/p&gt;&lt;p&gt;Licence: see the LICENSE file of the source distribution.&lt;/p&gt;&lt;p&gt;User guide: %2 (F1)&lt;br&gt;Project and issues: &lt;a href=&quot;%3&quot;&gt;%3&lt;/a&gt; (&lt;a href=&quot;%3/issues&quot;&gt;report a problem&lt;/a&gt;)&lt;/p&gt;</source>
-        <translation>&lt;p&gt;基于 Qt %1 和 QCustomPlot 构建。&lt;/p&gt;&lt;p&gt;许可证：见源代码发行包中的 LICENSE 文件。&lt;/p&gt;&lt;p&gt;用户指南：%2（F1）&lt;br&gt;项目与问题反馈：&lt;a href=&quot;%3&quot;&gt;%3&lt;/a&gt;（&lt;a href=&quot;%3/issues&quot;&gt;报告问题&lt;/a&gt;）&lt;/p&gt;</translation>
-    </message>
-    <message>
         <source>not installed</source>
         <translation>未安装</translation>
     </message>
@@ -1816,10 +2058,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>Headroom 用户指南</translation>
     </message>
     <message>
-        <source>GPU %1, %2, %3</source>
-        <translation>GPU %1，%2，%3</translation>
-    </message>
-    <message>
         <source>none</source>
         <translation>无</translation>
     </message>
@@ -1830,10 +2068,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Open a model first.</source>
         <translation>请先打开一个模型。</translation>
-    </message>
-    <message>
-        <source>This build cannot write PDF reports.</source>
-        <translation>此版本无法写入 PDF 报告。</translation>
     </message>
     <message>
         <source>%1: cannot write: %2</source>
@@ -1866,6 +2100,26 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Cannot export</source>
         <translation>无法导出</translation>
+    </message>
+    <message>
+        <source>GPU %1</source>
+        <translation>显卡 %1</translation>
+    </message>
+    <message>
+        <source>Open a model (ONNX or config.json)</source>
+        <translation>打开模型（ONNX 或 config.json）</translation>
+    </message>
+    <message>
+        <source>Models (*.onnx *.json);;ONNX (*.onnx);;config.json (*.json);;All files (*)</source>
+        <translation>模型 (*.onnx *.json);;ONNX (*.onnx);;config.json (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Built with Qt %1 and QCustomPlot.&lt;/p&gt;&lt;p&gt;User guide: %2 (F1)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;基于 Qt %1 和 QCustomPlot 构建。&lt;/p&gt;&lt;p&gt;用户指南：%2（F1）&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Project and issues: &lt;a href=&quot;%1&quot;&gt;%1&lt;/a&gt; (&lt;a href=&quot;%1/issues&quot;&gt;report a problem&lt;/a&gt;)&lt;/p&gt;</source>
+        <translation>&lt;p&gt;项目与问题：&lt;a href=&quot;%1&quot;&gt;%1&lt;/a&gt;（&lt;a href=&quot;%1/issues&quot;&gt;报告问题&lt;/a&gt;）&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -1913,12 +2167,21 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>%1（IR 版本 %2）</translation>
     </message>
     <message>
-        <source>%1 trainable (%2), %3 buffers (%4)</source>
-        <translation>%1 个可训练参数（%2），%3 个缓冲区元素（%4）</translation>
-    </message>
-    <message>
         <source>none</source>
         <translation>无</translation>
+    </message>
+    <message>
+        <source>%1 trainable · %2 frozen · %3 total (%4), %5 buffers (%6)</source>
+        <extracomment>%1 trainable parameters, %2 frozen, %3 all of them, %4 their bytes, %5 buffer elements, %6 their bytes</extracomment>
+        <translation>%1 可训练 · %2 冻结 · 共 %3（%4），%5 个缓冲区元素（%6）</translation>
+    </message>
+    <message>
+        <source>%1 total (%2), %3 buffers (%4)</source>
+        <translation>共 %1（%2），%3 个缓冲区元素（%4）</translation>
+    </message>
+    <message>
+        <source>%1 (architecture only: no weights, none needed)</source>
+        <translation>%1（仅结构：不含权重，也不需要）</translation>
     </message>
 </context>
 <context>
@@ -1930,6 +2193,22 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Largest layers</source>
         <translation>最大的层</translation>
+    </message>
+    <message>
+        <source>Per kind</source>
+        <translation>按类型</translation>
+    </message>
+    <message>
+        <source>Per layer</source>
+        <translation>按层</translation>
+    </message>
+    <message>
+        <source>One bar for a layer that repeats in every block, with its size per block and in all</source>
+        <translation>每个块中重复的层合为一条，标出每块和合计的大小</translation>
+    </message>
+    <message>
+        <source>One bar per graph node</source>
+        <translation>每个图节点一条</translation>
     </message>
 </context>
 <context>
@@ -2035,10 +2314,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>取消</translation>
     </message>
     <message>
-        <source>Device %1</source>
-        <translation>设备 %1</translation>
-    </message>
-    <message>
         <source>The CUDA device the probe replays the plan on</source>
         <translation>探针用来重放方案的 CUDA 设备</translation>
     </message>
@@ -2141,10 +2416,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>在 %1 上测量，用时 %2 秒（%3）。</translation>
     </message>
     <message>
-        <source>No CUDA device: %1</source>
-        <translation>没有 CUDA 设备：%1</translation>
-    </message>
-    <message>
         <source>Probe unavailable: %1</source>
         <translation>探针不可用：%1</translation>
     </message>
@@ -2244,6 +2515,14 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Run the probe to measure the CUDA context, the peak per category and the allocation timeline on this GPU; theory and measurement are then plotted side by side.</source>
         <translation>运行探针以在此 GPU 上测量 CUDA 上下文、各类别的峰值和分配时间线；随后理论值与实测值将并排绘制。</translation>
     </message>
+    <message>
+        <source>Default (not detected yet)</source>
+        <translation>默认（尚未检测）</translation>
+    </message>
+    <message>
+        <source>No CUDA device on this machine: the probe needs an NVIDIA GPU and its driver. The prediction does not need one.</source>
+        <translation>本机没有 CUDA 设备：探针需要 NVIDIA GPU 及其驱动。预测不需要 GPU。</translation>
+    </message>
 </context>
 <context>
     <name>gui::ScalingPage</name>
@@ -2312,148 +2591,19 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Output bytes</source>
         <translation>输出字节数</translation>
     </message>
-</context>
-<context>
-    <name>gui::FineTunePanel</name>
     <message>
-        <source>Fine-tuning</source>
-        <translation>微调</translation>
+        <source>%1 each, %2</source>
+        <extracomment>beside a bar of repeated layers: %1 one layer&apos;s bytes, %2 all of them</extracomment>
+        <translation>每层 %1，共 %2</translation>
     </message>
     <message>
-        <source>Double quantization</source>
-        <translation>双重量化</translation>
+        <source>up to %1 each, %2</source>
+        <translation>每层至多 %1，共 %2</translation>
     </message>
     <message>
-        <source>Prepare for k-bit training</source>
-        <translation>为 k 位训练做准备</translation>
-    </message>
-    <message>
-        <source>Checkpoint every decoder layer</source>
-        <translation>每个解码层设检查点</translation>
-    </message>
-    <message>
-        <source>PEFT defaults</source>
-        <translation>PEFT 默认值</translation>
-    </message>
-    <message>
-        <source>QLoRA paper</source>
-        <translation>QLoRA 论文设置</translation>
-    </message>
-    <message>
-        <source>Full fine-tuning</source>
-        <translation>全量微调</translation>
-    </message>
-    <message>
-        <source>LoRA</source>
-        <translation>LoRA（低秩适配）</translation>
-    </message>
-    <message>
-        <source>QLoRA</source>
-        <translation>QLoRA（量化低秩适配）</translation>
-    </message>
-    <message>
-        <source>default (q_proj, v_proj)</source>
-        <translation>默认（q_proj, v_proj）</translation>
-    </message>
-    <message>
-        <source>NF4 (4-bit)</source>
-        <translation>NF4（4 位）</translation>
-    </message>
-    <message>
-        <source>FP4 (4-bit)</source>
-        <translation>FP4（4 位）</translation>
-    </message>
-    <message>
-        <source>INT8 (LLM.int8)</source>
-        <translation>INT8（LLM.int8，8 位）</translation>
-    </message>
-    <message>
-        <source>Method:</source>
-        <translation>方法：</translation>
-    </message>
-    <message>
-        <source>Recipe:</source>
-        <translation>预设：</translation>
-    </message>
-    <message>
-        <source>alpha</source>
-        <translation>alpha 系数</translation>
-    </message>
-    <message>
-        <source>Rank:</source>
-        <translation>秩：</translation>
-    </message>
-    <message>
-        <source>Dropout:</source>
-        <translation>Dropout 比例：</translation>
-    </message>
-    <message>
-        <source>Targets:</source>
-        <translation>目标模块：</translation>
-    </message>
-    <message>
-        <source>Adapter weights:</source>
-        <translation>适配器权重：</translation>
-    </message>
-    <message>
-        <source>Quantization:</source>
-        <translation>量化：</translation>
-    </message>
-    <message>
-        <source>Compute dtype:</source>
-        <translation>计算数据类型：</translation>
-    </message>
-    <message>
-        <source>Full: every parameter trains (gradients and optimizer state for all). LoRA: the model is frozen and small adapter matrices train beside the chosen layers. QLoRA: LoRA on a model whose linear layers are stored in 4 or 8 bits.</source>
-        <translation>全量：所有参数都参与训练（全部参数都有梯度和优化器状态）。LoRA：模型被冻结，只训练挂在所选层旁的小型适配器矩阵。QLoRA：在线性层以 4 位或 8 位存储的模型上做 LoRA。</translation>
-    </message>
-    <message>
-        <source>PEFT&apos;s LoraConfig() defaults: rank 8, alpha 8, no dropout, the model&apos;s default layers (q_proj and v_proj for Llama-style models).</source>
-        <translation>PEFT 的 LoraConfig() 默认值：秩 8，alpha 8，无 dropout，作用于该模型的默认层（Llama 类模型为 q_proj 和 v_proj）。</translation>
-    </message>
-    <message>
-        <source>The QLoRA paper&apos;s setup: NF4 with double quantization, BF16 compute, rank 64, alpha 16, dropout 0.1 on every linear layer, paged 32-bit AdamW and a checkpoint per decoder layer.</source>
-        <translation>QLoRA 论文的设置：NF4 加双重量化，BF16 计算，秩 64，alpha 16，dropout 0.1，作用于所有线性层，分页 32 位 AdamW，每个解码层一个检查点。</translation>
-    </message>
-    <message>
-        <source>LoRA rank r: each adapted layer gets r × (inputs + outputs) trainable parameters. Changing it reloads the model.</source>
-        <translation>LoRA 秩 r：每个加了适配器的层获得 r × (输入 + 输出) 个可训练参数。修改它会重新加载模型。</translation>
-    </message>
-    <message>
-        <source>LoRA alpha: scales the adapters&apos; output by alpha / r. It changes no memory.</source>
-        <translation>LoRA alpha：把适配器的输出乘以 alpha / r。它不影响显存。</translation>
-    </message>
-    <message>
-        <source>Dropout in front of each adapter: above 0 every adapter keeps its own dropped copy of its input and a 1-byte mask for backward.</source>
-        <translation>每个适配器前的 dropout：大于 0 时，每个适配器都为反向传播保留一份自己的经 dropout 的输入副本和 1 字节的掩码。</translation>
-    </message>
-    <message>
-        <source>Layers that get adapters, by module name, comma separated (q_proj, v_proj), or all-linear for every linear layer but the output layer. Empty: PEFT&apos;s default for the model type (a config.json only; an ONNX file needs names here).</source>
-        <translation>要加适配器的层，按模块名填写，用逗号分隔（q_proj, v_proj），或填 all-linear 表示除输出层外的所有线性层。留空：使用 PEFT 针对该模型类型的默认值（仅限 config.json；ONNX 文件需要在此填写名称）。</translation>
-    </message>
-    <message>
-        <source>The adapters&apos; weights, gradients and optimizer state. FP32 is PEFT&apos;s default, also on a 16-bit model, where each adapted layer then makes an FP32 copy of its input for backward; BF16/FP16 adapters (autocast_adapter_dtype=False) need no copy. Changing it reloads the model.</source>
-        <translation>适配器的权重、梯度和优化器状态所用的精度。FP32 是 PEFT 的默认值，在 16 位模型上也是如此，此时每个加了适配器的层都会为反向传播保存一份 FP32 的输入副本；BF16/FP16 适配器（autocast_adapter_dtype=False）不需要这份副本。更改后会重新加载模型。</translation>
-    </message>
-    <message>
-        <source>bitsandbytes storage of the frozen linear layers: NF4/FP4 about half a byte per weight plus a scale per 64 weights; INT8 one byte per weight plus a scale per row.</source>
-        <translation>冻结线性层的 bitsandbytes 存储方式：NF4/FP4 每个权重约半个字节，外加每 64 个权重一个缩放值；INT8 每个权重一个字节，外加每行一个缩放值。</translation>
-    </message>
-    <message>
-        <source>Quantize the 4-bit scales too: about 0.52 instead of 0.56 bytes per weight.</source>
-        <translation>把 4 位量化的缩放值也量化：每个权重约 0.52 字节，而不是 0.56 字节。</translation>
-    </message>
-    <message>
-        <source>Each 4-bit layer unpacks its whole weight into this dtype while it runs; the largest such copy counts at the peak.</source>
-        <translation>每个 4 位层运行时都会把整个权重解包为此数据类型；其中最大的一份副本计入峰值。</translation>
-    </message>
-    <message>
-        <source>prepare_model_for_kbit_training: the weights that stay unquantized (embeddings, norms, output layer) are cast to FP32, 4 bytes each.</source>
-        <translation>prepare_model_for_kbit_training：未量化的权重（嵌入层、归一化层、输出层）转换为 FP32，每个 4 字节。</translation>
-    </message>
-    <message>
-        <source>Hugging Face gradient_checkpointing_enable(): every decoder layer keeps only its input, and its activations are rebuilt during backward. Replaces the checkpoint segments above.</source>
-        <translation>Hugging Face gradient_checkpointing_enable()：每个解码层只保留其输入，其激活在反向传播时重新计算。取代上面的检查点分段。</translation>
+        <source>%1 × %2 layers</source>
+        <extracomment>a bar of repeated layers: %1 the path with each block number as &quot;*&quot;, %2 how many blocks</extracomment>
+        <translation>%1 × %2 层</translation>
     </message>
 </context>
 <context>
@@ -2468,18 +2618,22 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     </message>
     <message>
         <source>%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6</source>
+        <extracomment>%1 LoRA or QLoRA, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their gradients, their optimizer state</extracomment>
         <translation>%1：可训练参数 %2 · 冻结的基础权重 %3 · 适配器 %4 · 适配器梯度 %5 · 优化器状态 %6</translation>
     </message>
     <message>
         <source> · paged optimizer state %1 outside the peak</source>
+        <extracomment>%1 bytes of a paged optimizer&apos;s state, kept in CUDA unified memory and not counted in the peak</extracomment>
         <translation> · 分页优化器状态 %1（不计入峰值）</translation>
     </message>
     <message>
         <source> (%1 of it paged, outside the peak)</source>
+        <extracomment>follows the optimizer state: how much of it a paged optimizer keeps in CUDA unified memory</extracomment>
         <translation>（其中 %1 为分页内存，不计入峰值）</translation>
     </message>
     <message>
         <source> · dequantized weight %1</source>
+        <extracomment>the largest 4-bit weight unpacked while its layer runs, counted at the peak</extracomment>
         <translation> · 反量化权重 %1</translation>
     </message>
     <message>

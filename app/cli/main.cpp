@@ -30,6 +30,7 @@ constexpr int kExitOk = 0, kExitFile = 1, kExitUsage = 2;
 
 void listGpus()
 {
+    std::printf("%s\n", kGpuCapacitySource);
     for (const GpuSpec& g : gpuPresets())
         std::printf("%-26s %12s  (context %s, workspace %s)\n", g.name.c_str(), formatBytes(g.capacity).c_str(),
                     formatBytes(g.context).c_str(), formatBytes(g.workspace).c_str());

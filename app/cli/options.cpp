@@ -64,6 +64,10 @@ void applyRecipe(const std::string& v, Options& o)
         f.computeBytes = 2;
         f.layerCheckpoint = true;                   // the paper's runs use gradient checkpointing
         o.config.optimizer = Optimizer::PagedAdamW; // paged 32-bit AdamW (the paper's paged optimizers)
+        // qlora.py trains with --bf16 (TrainingArguments(bf16=True): autocast to bf16), the compute dtype; a
+        // --dtype given with the recipe is kept.
+        if (o.config.dtype == DtypePolicy::FP32)
+            o.config.dtype = DtypePolicy::AmpBF16;
     } else {
         throw UsageError{"--recipe: expected peft-defaults or qlora-paper, got '" + v + "'"};
     }

@@ -1,6 +1,7 @@
 // headroom-cli's human-readable report: header, layer table, memory, peak, verdict and warnings, one step each.
 #include "table.h"
 
+#include "headroom/memory/finetune_summary.h"
 #include "headroom/memory/kvcache.h"
 
 #include "headroom/base/format.h"
@@ -94,7 +95,8 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             r.op = n.op;
             r.shape = shapeOf(entry.node);
         } else {
-            r.name += "shape computations (" + std::to_string(nodes.size()) + " nodes)";
+            r.name += "shape computations (" + std::to_string(nodes.size()) +
+                      (nodes.size() == 1 ? " node)" : " nodes)");
         }
         r.params = params ? formatCount(params) : "--";
         r.activations = unknown ? "unknown" : formatBytes(out);
@@ -141,6 +143,7 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
 {
     const Evaluation& e = report.evaluation;
     const Config& cfg = report.config;
+    const ParamCounts params = countParams(model, cfg);
     std::string opset;
     for (const auto& [domain, version] : model.info.opsets)
         if (domain.empty() || domain == "ai.onnx")
@@ -148,7 +151,8 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
     out << "Model    " << model.info.file << "\n";
     out << "         " << (model.info.producer.empty() ? "unknown producer" : model.info.producer) << ", IR "
         << model.info.irVersion << ", opset " << (opset.empty() ? "?" : opset) << ", " << model.nodes.size()
-        << " nodes, " << formatCount(model.params.trainable) << " trainable params"
+        << " nodes, " << formatCount(params.total()) << " params: " << formatCount(params.trainable) << " trainable, "
+        << formatCount(params.frozen) << " frozen"
         << (model.info.externalDataMissing ? " (external weights absent: not needed)" : "") << "\n";
     moeLines(out, model, e, cfg);
     out << "Symbols  ";
@@ -196,8 +200,10 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
     int64_t outputs = 0;
     for (const NodeCost& c : e.nodes)
         outputs += c.outputBytes;
-    out << "Total params: " << model.params.trainable << " trainable (" << formatBytes(model.params.trainableBytes)
-        << "), " << model.params.buffers << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
+    const ParamCounts params = countParams(model, report.config);
+    out << "Total params: " << params.total() << " (" << formatBytes(model.params.trainableBytes)
+        << "): " << params.trainable << " trainable, " << params.frozen << " frozen; " << model.params.buffers
+        << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
     out << "Sum of node outputs: " << formatBytes(outputs) << "\n\n";
 }
 
@@ -263,6 +269,25 @@ void writePeakAndGpus(std::ostream& out, const Model& model, const Report& repor
     }
 }
 
+// The plan that makes it fit (FitPlan), as the GUI's banner and the PDF say it.
+void writePlan(std::ostream& out, const FitPlan& p)
+{
+    if (p.fitsBefore || p.capacity <= 0)
+        return;
+    if (p.steps.empty()) {
+        out << "No change Headroom knows of makes it fit\n";
+        return;
+    }
+    out << (!p.fits ? "Closest plan, still too big:" : p.sameGpu ? "To fit:" : "Nothing fits this GPU; it fits with:");
+    for (size_t i = 0; i < p.steps.size(); ++i)
+        out << (i ? " +" : "") << " " << p.steps[i].summary
+            << (p.steps[i].kind == PlanStep::Kind::LargerGpu ? "" : " (-" + formatBytes(p.steps[i].saving) + ")");
+    out << " -> needs " << formatBytes(p.needAfter);
+    if (p.fits)
+        out << ", " << formatBytes(p.capacity - p.needAfter) << " to spare";
+    out << "\n";
+}
+
 // The verdict, the largest batch or symbol value that fits, and what would help.
 void writeFit(std::ostream& out, const Model& model, const Report& report)
 {
@@ -271,15 +296,20 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
     if (f.capacity > 0 && f.sizesUnknown) {
         out << "Fit on " << f.gpu << " (" << formatBytes(f.capacity) << "): " << unknownFitText(model, f) << "\n";
     } else if (f.capacity > 0) {
-        if (f.fits)
+        if (f.fitsSafely)
             out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
                 << " headroom";
+        else if (f.fits)
+            out << "May not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
+                << " headroom expected, less than the safety margin";
         else
             out << "Does not fit on " << f.gpu << " (" << formatBytes(f.capacity) << ") - needs "
                 << formatBytes(f.needed);
         if (f.maxBatch == kUnknownMax)
             out << ", max batch: cannot tell (the need stays under capacity up to batch " << (int64_t{1} << 20)
                 << ")\n";
+        else if (f.expectedMaxBatch != f.maxBatch)
+            out << ", max batch " << f.maxBatch << " - " << f.expectedMaxBatch << " expected\n";
         else
             out << ", max batch " << f.maxBatch << "\n";
     }
@@ -291,11 +321,13 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
         else
             out << "Max " << name << " that fits: " << f.maxSymbolValue << "\n";
     }
+    writePlan(out, report.fitPlan);
     if (!report.advice.empty() && !f.sizesUnknown && (!f.fits || f.capacity == 0)) {
+        // One change at a time, each saying whether it alone would fit (the plan above combines them).
         out << "Try:";
         for (size_t i = 0; i < report.advice.size() && i < 4; ++i)
             out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving())
-                << ")";
+                << (report.advice[i].fitsAfter ? ", fits" : ", still does not fit") << ")";
         out << "\n";
     }
     if (const auto kv = kvCache(model))

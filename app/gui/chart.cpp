@@ -49,6 +49,8 @@ QString BytesTicker::getTickLabel(double tick, const QLocale&, QChar, int)
     return bytesText(static_cast<int64_t>(std::llround(tick)), m_units);
 }
 
+double CountTicker::getTickStep(const QCPRange& range) { return std::max(1.0, QCPAxisTicker::getTickStep(range)); }
+
 QString CountTicker::getTickLabel(double tick, const QLocale&, QChar, int)
 {
     return countText(static_cast<int64_t>(std::llround(tick)));
@@ -228,7 +230,7 @@ void Chart::applyPalette()
         m_plot->legend->setTextColor(fg);
     }
     for (int i = 0; i < m_plot->itemCount(); ++i)
-        if (auto* text = qobject_cast<QCPItemText*>(m_plot->item(i)))
+        if (auto* text = qobject_cast<QCPItemText*>(m_plot->item(i)); text && !text->property("onBar").toBool())
             text->setColor(fg);
 }
 

@@ -39,6 +39,8 @@ private:
 class CountTicker : public QCPAxisTicker
 {
 protected:
+    // Whole counts only: a step under one would label 0.25, 0.5, 0.75 as "0", "1", "1".
+    double getTickStep(const QCPRange& range) override;
     QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override;
 };
 

@@ -58,7 +58,12 @@ void CheckpointChart::setReport(const headroom::Model&, const headroom::Report& 
     QCustomPlot* p = plot();
     p->xAxis->setRange(0.4, std::max<double>(2, static_cast<double>(m_points.size())) + 0.6);
     p->yAxis->setRange(0, topPeak * 1.25);
-    p->yAxis2->setRange(0, topMacs * 1.25);
+    // No recomputation at any k (a frozen model, one segment): a count axis over 0 .. 1 would label its
+    // fractional ticks "1, 1, 1, 1, 0"; the flat line at zero says it, with no tick labels.
+    const bool recomputes = std::any_of(m_points.begin(), m_points.end(),
+                                        [](const headroom::CheckpointPoint& c) { return c.recomputeMacs > 0; });
+    p->yAxis2->setTickLabels(recomputes);
+    p->yAxis2->setRange(0, recomputes ? topMacs * 1.25 : 1.0);
     queueReplot();
 }
 

@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -129,7 +130,9 @@ void ControlsPanel::describeControls()
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
     m_dtype->setObjectName(QStringLiteral("dtypeCombo"));
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
-    m_gpu->setToolTip(tr("The GPU the verdict is for: its memory as PyTorch sees it, minus the CUDA context."));
+    m_gpu->setToolTip(tr("The GPU the verdict is for. Every preset's capacity is the device total PyTorch reports "
+                         "(torch.cuda.mem_get_info, the \"total capacity\" of its out-of-memory message), a few "
+                         "hundred MiB below nvidia-smi's; the CUDA context comes off it."));
     m_capacity->setToolTip(tr("Memory of a GPU not in the list, in GiB."));
     m_units->setToolTip(
         tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
@@ -201,6 +204,10 @@ void ControlsPanel::connectControls()
     connect(m_finetune, &FineTunePanel::optimizerRequested, this, [this](headroom::Optimizer o) {
         const QSignalBlocker block(m_optimizer); // the recipe's own change signal follows
         selectData(m_optimizer, static_cast<int>(o));
+    });
+    connect(m_finetune, &FineTunePanel::precisionRequested, this, [this](headroom::DtypePolicy d) {
+        const QSignalBlocker block(m_dtype);
+        selectData(m_dtype, static_cast<int>(d));
     });
     connect(m_useBest, &QPushButton::clicked, this, [this] { m_checkpoint->setValue(m_best); });
     connect(m_units, &QComboBox::currentIndexChanged, this, [this] {
@@ -288,8 +295,36 @@ QString ControlsPanel::symbolMeaning(const headroom::Symbol& s)
     return qs(s.name);
 }
 
+QString ControlsPanel::modelKey(const headroom::Model& model)
+{
+    return model.info.sha256.empty() ? QFile::decodeName(model.info.file.c_str()) : qs(model.info.sha256);
+}
+
+void ControlsPanel::resetModelSettings()
+{
+    const bool restoring = m_restoring;
+    m_restoring = true;
+    const headroom::Config d;
+    selectData(m_mode, static_cast<int>(d.mode));
+    selectData(m_dtype, static_cast<int>(d.dtype));
+    selectData(m_optimizer, static_cast<int>(d.optimizer));
+    selectData(m_loss, static_cast<int>(d.loss));
+    selectData(m_attention, static_cast<int>(d.attention));
+    m_checkpoint->setValue(0);
+    m_accumulate->setValue(1);
+    m_inplace->setChecked(false);
+    m_finetune->resetToDefaults();
+    m_checkpoint->setEnabled(true);
+    m_restoring = restoring;
+}
+
 void ControlsPanel::setModel(const headroom::Model& model)
 {
+    const QString thisModel = modelKey(model);
+    const bool sameModel = thisModel == m_modelKey;
+    if (!sameModel && !m_modelKey.isEmpty())
+        resetModelSettings();
+    m_modelKey = thisModel;
     while (m_symbolsForm->rowCount() > 0)
         m_symbolsForm->removeRow(0);
     m_symbolSliders.clear();
@@ -298,12 +333,16 @@ void ControlsPanel::setModel(const headroom::Model& model)
     QSettings settings;
     for (size_t i = 0; i < model.symbols.size(); ++i) {
         const headroom::Symbol& s = model.symbols[i];
-        auto* slider = new LogSlider(this);
         const bool isBatch = static_cast<int>(i) == model.batchSymbol;
+        const bool isSequence = !isBatch && symbolMeaning(s) == tr("Sequence length");
+        auto* slider = new LogSlider(this, isBatch      ? LogSlider::Snap::PowerOfTwo
+                                           : isSequence ? LogSlider::Snap::Multiple128
+                                                        : LogSlider::Snap::Quarter);
         slider->setObjectName(isBatch ? QStringLiteral("batchSlider") : QStringLiteral("symbol_") + qs(s.name));
         slider->setRange(1, std::max<int>(65536, static_cast<int>(std::min<int64_t>(s.value, 1 << 30))));
         const QString key = QStringLiteral("symbols/") + qs(s.name);
-        slider->setValue(settings.value(key, QVariant::fromValue<qlonglong>(s.value)).toInt());
+        slider->setValue(sameModel ? settings.value(key, QVariant::fromValue<qlonglong>(s.value)).toInt()
+                                   : static_cast<int>(std::min<int64_t>(s.value, 1 << 30)));
         // Name the size for what it is ("sequence length"), keep the file's symbol name as a detail.
         const QString meaning = isBatch ? tr("Batch size") : symbolMeaning(s);
         slider->setToolTip(
@@ -408,6 +447,7 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("attention"), qs(headroom::toString(enumOf<headroom::Attention>(m_attention))));
     s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
+    s.setValue(QStringLiteral("modelKey"), m_modelKey);
     s.endGroup();
     m_finetune->saveSettings(s);
     for (size_t i = 0; i < m_symbolSliders.size(); ++i)
@@ -445,6 +485,7 @@ void ControlsPanel::restoreSettings()
     if (auto v = headroom::parseAttention(text("attention")))
         selectData(m_attention, static_cast<int>(*v));
     m_margin->setValue(s.value(QStringLiteral("marginMiB"), 0).toInt());
+    m_modelKey = s.value(QStringLiteral("modelKey")).toString();
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
                                              ? headroom::Units::SI
                                              : headroom::Units::IEC));

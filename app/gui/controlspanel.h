@@ -26,7 +26,12 @@ public:
     explicit ControlsPanel(QWidget* parent = nullptr);
 
     // Rebuilds the symbol sliders for `model`; values come from the settings (by symbol name) or the model.
+    // Sliders for the model's symbols. Settings belong to the model they were set on: a model other than the
+    // last one starts from the defaults (precision, optimizer, fine-tuning, checkpointing, sizes), while the
+    // machine's settings (GPU, count, strategy, allocator, margin, units) stay.
     void setModel(const headroom::Model& model);
+    // Which model the saved settings belong to: its file's SHA-256 (the path when there is none).
+    static QString modelKey(const headroom::Model& model);
     // The configuration the controls describe (symbols indexed like model.symbols).
     headroom::Config config() const;
     void setFreeze(std::vector<std::string> patterns) { m_freeze = std::move(patterns); }
@@ -63,6 +68,7 @@ private:
     void changed();
     void updateGpuWidgets();
     void updateStrategyWidgets();
+    void resetModelSettings();
 
     QFormLayout* m_symbolsForm;
     std::vector<LogSlider*> m_symbolSliders; // indexed like model symbols
@@ -91,6 +97,7 @@ private:
     std::vector<std::string> m_freeze;
     int m_best = 0;
     bool m_restoring = false;
+    QString m_modelKey; // the model the controls' model settings belong to
 };
 
 } // namespace gui

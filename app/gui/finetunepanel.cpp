@@ -205,6 +205,24 @@ void FineTunePanel::applyPeftDefaults()
     emit changed();
 }
 
+void FineTunePanel::resetToDefaults()
+{
+    m_quiet = true;
+    const headroom::FineTune d;
+    setMethod(Method::Full);
+    m_rank->setValue(8);
+    m_alpha->setValue(8);
+    m_dropout->setValue(0);
+    m_targets->clear();
+    selectData(m_adapterDtype, QStringLiteral("fp32"));
+    m_doubleQuant->setChecked(d.doubleQuant);
+    selectData(m_computeDtype, qs(d.computeDtype));
+    m_kbitPrep->setChecked(d.kbitPrep);
+    m_layerCheckpoint->setChecked(d.layerCheckpoint);
+    updateEnabled();
+    m_quiet = false;
+}
+
 void FineTunePanel::applyQLoraPaper()
 {
     // Dettmers et al. 2023 (QLoRA), section 4, as the CLI's --recipe qlora-paper: NF4 + double
@@ -224,6 +242,8 @@ void FineTunePanel::applyQLoraPaper()
     m_layerCheckpoint->setChecked(true);
     m_quiet = false;
     emit optimizerRequested(headroom::Optimizer::PagedAdamW);
+    // qlora.py's --bf16: TrainingArguments(bf16=True), autocast to the compute dtype.
+    emit precisionRequested(headroom::DtypePolicy::AmpBF16);
     emit changed();
 }
 

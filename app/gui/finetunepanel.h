@@ -33,8 +33,11 @@ public:
     void setMethod(Method m);
 
     // The CLI's --recipe peft-defaults / qlora-paper (app/cli/options.cpp); the QLoRA paper's optimizer
-    // (paged 32-bit AdamW) is asked of the owner through optimizerRequested.
+    // (paged 32-bit AdamW) and precision (bf16 autocast) are asked of the owner through optimizerRequested
+    // and precisionRequested: a recipe sets every field it implies.
     void applyPeftDefaults();
+    // Full fine-tuning with every LoRA/QLoRA control at its default, without a change signal (a new model).
+    void resetToDefaults();
     void applyQLoraPaper();
 
     void saveSettings(QSettings& settings) const;
@@ -49,6 +52,7 @@ public:
 signals:
     void changed();
     void optimizerRequested(headroom::Optimizer optimizer);
+    void precisionRequested(headroom::DtypePolicy dtype); // a recipe's compute precision
 
 private:
     void updateEnabled();

@@ -8,6 +8,13 @@
 
 namespace gui {
 
+// English has no plural forms without a translation loaded: one node is said apart.
+QString shapeGroupName(size_t nodes)
+{
+    return nodes == 1 ? LayerTreeModel::tr("shape computations (1 node)")
+                      : LayerTreeModel::tr("shape computations (%n nodes)", nullptr, static_cast<int>(nodes));
+}
+
 bool globMatch(std::string_view p, std::string_view t)
 {
     // Iterative * and ? matching with one backtrack point ('*' spans '/': "layer1/*" freezes the subtree).
@@ -107,7 +114,7 @@ void LayerTreeModel::buildLayer(int layer, int parentItem)
         } else {
             LayerItem group;
             group.shapeGroup = true;
-            group.name = tr("shape computations (%n nodes)", nullptr, static_cast<int>(entry.shapeNodes.size()));
+            group.name = shapeGroupName(entry.shapeNodes.size());
             group.path = qs(m_model->layers[static_cast<size_t>(layer)].path);
             const int g = addItem(std::move(group), parentItem);
             for (int n : entry.shapeNodes)

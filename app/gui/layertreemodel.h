@@ -8,6 +8,9 @@
 
 namespace gui {
 
+// "shape computations (N nodes)", "(1 node)" for one: the folded row's name in the tree and the PDF.
+QString shapeGroupName(size_t nodes);
+
 struct LayerItem : TreeItem
 {
     int layer = -1;          // LayerNode, or -1 for a graph-node row

@@ -8,6 +8,7 @@
 #include "configundo.h"
 #include "controlspanel.h"
 #include "finetunepanel.h"
+#include "headroom/memory/finetune_summary.h"
 #include "layerfiltermodel.h"
 #include "layerspage.h"
 #include "layertreemodel.h"
@@ -221,13 +222,14 @@ void MainWindow::connectLoader()
             m_failedLora = m_requestedLora; // targets that match nothing: said once, not on every change
         m_requestedLora = m_modelLora;
         m_requestedFile = m_currentFile;
-        onLoadFailed(message);
         if (loraRefused && file != m_currentFile) {
-            // A new file the adapters do not fit (an ONNX export without module names, a CNN): open it
-            // for full fine-tuning rather than not at all; the message above says why.
+            // A new file the saved adapters do not fit (settings of another model at start-up): it opens for
+            // full fine-tuning, and a model that loads never shows "Cannot open".
             m_controls->fineTunePanel()->setMethod(FineTunePanel::Method::Full);
             openFile(file);
+            return;
         }
+        onLoadFailed(message);
     });
     connect(m_loader, &ModelLoader::cancelled, this, [this, hideProgress](int) {
         // The model shown stays; so do the adapters it was loaded with (a newer load sets its own after).
@@ -310,12 +312,18 @@ void MainWindow::announceConfigChange(bool announce)
     // An accidental change must be visible: the banner names the precision and optimizer, the status bar
     // says what changed and how to take it back.
     const headroom::Config c = m_controls->config();
-    const QString text = tr("GPU %1, %2, %3")
-                             .arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none"), dtypeName(c.dtype),
-                                  c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode));
-    if (announce && !m_lastConfigText.isEmpty() && text != m_lastConfigText)
-        statusBar()->showMessage(tr("Configuration: %1 (Ctrl+Z undoes)").arg(text), 8000);
-    m_lastConfigText = text;
+    const QStringList parts = {tr("GPU %1").arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none")),
+                               dtypeName(c.dtype),
+                               c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode)};
+    // Only the parts that changed: listing the unchanged ones read as if they had changed too.
+    const QStringList before = m_lastConfigText.split(QChar(0x1f));
+    QStringList changed;
+    for (qsizetype i = 0; i < parts.size(); ++i)
+        if (before.size() == parts.size() && before[i] != parts[i])
+            changed << parts[i];
+    if (announce && !changed.isEmpty())
+        statusBar()->showMessage(tr("Configuration: %1 (Ctrl+Z undoes)").arg(changed.join(QStringLiteral(", "))), 8000);
+    m_lastConfigText = parts.join(QChar(0x1f));
 }
 
 void MainWindow::createStatusBar()
@@ -337,7 +345,11 @@ void MainWindow::createStatusBar()
 void MainWindow::openFile(const QString& path)
 {
     std::vector<std::pair<std::string, int64_t>> values;
-    const headroom::LoraSpec lora = m_controls->config().finetune.lora;
+    // Settings belong to the model they were set on: another file opens without this one's adapters (the
+    // panel gives it the defaults when it arrives); the same file keeps them.
+    const headroom::LoraSpec lora = m_currentFile.isEmpty() || path == m_currentFile
+                                        ? m_controls->config().finetune.lora
+                                        : headroom::LoraSpec{};
     m_loader->load(path, std::move(values), lora); // cancels a load in flight first (its handler resets these)
     m_requestedFile = path;
     m_requestedLora = lora;
@@ -448,6 +460,10 @@ void MainWindow::onDetailsChanged()
     if (!(m_staleViews & LayersView)) // a hidden tree is sorted when it is shown (refreshShownPage)
         m_layers->proxy()->resortIfSorted();
     m_info->setModel(*model, report.evaluation.warnings);
+    m_info->setParamCounts(headroom::countParams(*model, report.config));
+    // The Breakdown's summary line carries the plan, which the detail pass brings.
+    m_staleViews |= OverviewView;
+    refreshShownPage();
     if (m_session->hasSweep() && statusBar()->currentMessage() == tr("Computing the batch sweep…"))
         statusBar()->clearMessage();
     emit reportComplete();

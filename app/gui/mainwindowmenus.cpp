@@ -48,8 +48,8 @@ void MainWindow::createFileMenu()
     file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         const QString dir = m_currentFile.isEmpty() ? QString() : QFileInfo(m_currentFile).absolutePath();
         const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open ONNX model"), dir,
-            tr("Models (*.onnx config.json *.json);;ONNX models (*.onnx);;Hugging Face configs (config.json *.json);;All files (*)"));
+            this, tr("Open a model (ONNX or config.json)"), dir,
+            tr("Models (*.onnx *.json);;ONNX (*.onnx);;config.json (*.json);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
@@ -135,13 +135,16 @@ void MainWindow::showAbout()
                    "the CUDA context, layer by layer.</p>")
                     .arg(QStringLiteral(HEADROOM_VERSION)));
     box.setInformativeText(
-        tr("<p>Built with Qt %1 and QCustomPlot.</p><p>Licence: see the LICENSE file of the source distribution.</p>"
-           "<p>User guide: %2 (F1)<br>Project and issues: <a href=\"%3\">%3</a> (<a href=\"%3/issues\">report a problem</a>)</p>")
+        tr("<p>Built with Qt %1 and QCustomPlot.</p><p>User guide: %2 (F1)</p>")
             .arg(QString::fromLatin1(qVersion()),
                  guide.isEmpty()
                      ? tr("not installed")
-                     : QStringLiteral("<a href=\"%1\">%2</a>").arg(QUrl::fromLocalFile(guide).toString(), tr("open")),
-                 home));
+                     : QStringLiteral("<a href=\"%1\">%2</a>").arg(QUrl::fromLocalFile(guide).toString(), tr("open"))) +
+        // The project's page only where the build names one (HEADROOM_HOMEPAGE): no placeholder link.
+        (home.isEmpty()
+             ? QString()
+             : tr("<p>Project and issues: <a href=\"%1\">%1</a> (<a href=\"%1/issues\">report a problem</a>)</p>")
+                   .arg(home)));
     box.setStandardButtons(QMessageBox::Ok);
     box.exec();
 }

@@ -1,5 +1,7 @@
 #include "modelinfopanel.h"
 
+#include "headroom/import/hfconfig.h"
+
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QLabel>
@@ -22,7 +24,9 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
     }
-    m_warnings->setMaximumHeight(64);
+    // Room for eight wrapped lines before it scrolls (three were too few to read a model's warnings).
+    m_warnings->setMinimumHeight(fontMetrics().lineSpacing() * 3 + 8);
+    m_warnings->setMaximumHeight(fontMetrics().lineSpacing() * 8 + 8);
     // Read-only: reachable by mouse and screen readers, not a Tab stop.
     m_warnings->setFocusPolicy(Qt::NoFocus);
     m_warnings->setWordWrap(true);
@@ -30,6 +34,8 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
 
 void ModelInfoPanel::setModel(const headroom::Model& model, const std::vector<std::string>& evaluationWarnings)
 {
+    if (m_model != &model)
+        m_counts.reset();
     m_model = &model;
     m_evaluationWarnings = evaluationWarnings;
     refresh();
@@ -43,13 +49,26 @@ void ModelInfoPanel::setUnits(headroom::Units units)
 
 QString ModelInfoPanel::fileText() const { return m_file->text(); }
 
+void ModelInfoPanel::setParamCounts(const headroom::ParamCounts& counts)
+{
+    m_counts = counts;
+    refresh();
+}
+
+QString ModelInfoPanel::paramsText() const { return m_params->text(); }
+
 void ModelInfoPanel::refresh()
 {
     if (!m_model)
         return;
     const headroom::Model& m = *m_model;
     const QString path = QFile::decodeName(m.info.file.c_str());
-    m_file->setText(QFileInfo(path).fileName());
+    // A file without weights (the bundled samples, a config.json) is what Headroom needs, not a problem: said
+    // beside the name, in the user's language, instead of leading the warnings.
+    const bool architectureOnly = m.info.externalDataMissing || m.info.producer == headroom::kHfConfigProducer;
+    m_file->setText(architectureOnly
+                        ? tr("%1 (architecture only: no weights, none needed)").arg(QFileInfo(path).fileName())
+                        : QFileInfo(path).fileName());
     m_file->setToolTip(tr("%1\n%2, SHA-256 %3").arg(path, bytesText(m.info.fileSize, m_units), qs(m.info.sha256)));
     m_producer->setText(m.info.producer.empty() ? tr("unknown") : qs(m.info.producer));
     QStringList opsets;
@@ -57,15 +76,25 @@ void ModelInfoPanel::refresh()
         opsets << (domain.empty() ? QString::number(version) : tr("%1 %2").arg(qs(domain)).arg(version));
     m_opset->setText(tr("%1 (IR version %2)").arg(opsets.join(QStringLiteral(", "))).arg(m.info.irVersion));
     m_nodes->setText(QString::number(m.nodes.size()));
-    m_params->setText(tr("%1 trainable (%2), %3 buffers (%4)")
-                          .arg(countText(m.params.trainable), bytesText(m.params.trainableBytes, m_units),
-                               countText(m.params.buffers), bytesText(m.params.bufferBytes, m_units)));
+    // "Trainable" means one thing everywhere: requires grad under this configuration (the banner's LoRA
+    // line and the CLI say the same); the file's parameters are the total.
+    if (m_counts)
+        //: %1 trainable parameters, %2 frozen, %3 all of them, %4 their bytes, %5 buffer elements, %6 their bytes
+        m_params->setText(tr("%1 trainable · %2 frozen · %3 total (%4), %5 buffers (%6)")
+                              .arg(countText(m_counts->trainable), countText(m_counts->frozen),
+                                   countText(m_counts->total()), bytesText(m.params.trainableBytes, m_units),
+                                   countText(m.params.buffers), bytesText(m.params.bufferBytes, m_units)));
+    else
+        m_params->setText(tr("%1 total (%2), %3 buffers (%4)")
+                              .arg(countText(m.params.trainable), bytesText(m.params.trainableBytes, m_units),
+                                   countText(m.params.buffers), bytesText(m.params.bufferBytes, m_units)));
     m_warnings->clear();
     // Warnings name the file as it was opened; show its name only (a bundled sample's path is the
     // build or install machine's, which means nothing to the user). The full path is the File tooltip.
     const QString name = QFileInfo(path).fileName();
     for (const std::string& w : m.warnings)
-        m_warnings->addItem(qs(w).replace(path, name));
+        if (!(architectureOnly && w.find("architecture only") != std::string::npos))
+            m_warnings->addItem(qs(w).replace(path, name));
     for (const std::string& w : m_evaluationWarnings)
         m_warnings->addItem(qs(w));
     if (m_warnings->count() == 0)

@@ -2,6 +2,10 @@
 // File, producer, opset, nodes, parameters and warnings of the loaded model.
 #include "guiutil.h"
 
+#include "headroom/memory/finetune_summary.h"
+
+#include <optional>
+
 #include <QWidget>
 
 class QLabel;
@@ -16,12 +20,17 @@ public:
     explicit ModelInfoPanel(QWidget* parent = nullptr);
     void setModel(const headroom::Model& model, const std::vector<std::string>& evaluationWarnings);
     void setUnits(headroom::Units units);
+    // Trainable and frozen under the current configuration (headroom::countParams): until it is set the
+    // panel shows the total only.
+    void setParamCounts(const headroom::ParamCounts& counts);
+    QString paramsText() const;
     QString fileText() const;
 
 private:
     void refresh();
     const headroom::Model* m_model = nullptr;
     std::vector<std::string> m_evaluationWarnings;
+    std::optional<headroom::ParamCounts> m_counts;
     headroom::Units m_units = headroom::Units::IEC;
     QLabel* m_file;
     QLabel* m_producer;

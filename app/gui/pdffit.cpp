@@ -1,6 +1,7 @@
 // Would it fit elsewhere: the verdict per GPU of a cluster, per GPU preset, and after each change the
 // advisor tried.
 #include "pdfsections.h"
+#include "plantext.h"
 
 #include "headroom/hardware/gpus.h"
 
@@ -88,6 +89,11 @@ void PdfReport::presetVerdicts(ReportDocument& doc)
 
 void PdfReport::advice(ReportDocument& doc)
 {
+    // The plan that makes it fit, in the banner's words, before the changes one at a time.
+    if (const QString plan = planText(m_report.fitPlan, m_options.units); !plan.isEmpty()) {
+        doc.heading(tr("What makes it fit"));
+        doc.paragraph(plan);
+    }
     if (m_report.advice.empty())
         return;
     doc.heading(tr("What would reduce it"));

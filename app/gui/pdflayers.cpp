@@ -2,6 +2,7 @@
 // graph node on request).
 #include "pdfsections.h"
 
+#include "layertreemodel.h"
 #include "reportcharts.h"
 
 #include "headroom/memory/layercost.h"
@@ -118,9 +119,8 @@ void PdfReport::layerTable(ReportDocument& doc)
                     out += e.nodes[static_cast<size_t>(n)].outputBytes;
                     saved += e.nodes[static_cast<size_t>(n)].savedBytes;
                 }
-            rows.append(
-                {indent + tr("shape computations (%n nodes)", nullptr, static_cast<int>(entry.shapeNodes.size())),
-                 QString(), QString(), bytes(out), saved > 0 ? bytes(saved) : QString()});
+            rows.append({indent + shapeGroupName(entry.shapeNodes.size()), QString(), QString(), bytes(out),
+                         saved > 0 ? bytes(saved) : QString()});
         }
     };
     if (!m_model.layers.empty())

@@ -45,7 +45,9 @@ ProbePage::ProbePage(QWidget* parent)
 
 void ProbePage::describeControls()
 {
-    m_device->addItem(tr("Device %1").arg(0), 0);
+    // Nothing is known about the machine's devices until Detect asks: no "Device 0" that may not exist.
+    m_device->addItem(tr("Default (not detected yet)"), 0);
+    m_device->setObjectName(QStringLiteral("probeDevice"));
     m_device->setToolTip(tr("The CUDA device the probe replays the plan on"));
     m_detect->setToolTip(tr("Ask headroom-probe which CUDA devices this machine has"));
     m_timeLimit->setRange(1, 3600);
@@ -266,7 +268,11 @@ void ProbePage::onDone(const headroom::ProbeResult& result, const std::shared_pt
         m_thread = nullptr;
     }
     setRunning(false);
-    m_progress->setValue(1000);
+    // Full only for a run that finished; a failure or a cancel leaves it empty, not looking done.
+    const bool ok = result.status == headroom::ProbeResult::Status::Ok;
+    m_progress->setValue(ok && !listOnly ? 1000 : 0);
+    // The driver's own words stay one hover away; the line says what it means.
+    m_message->setToolTip(result.message.empty() ? QString() : qs(result.message));
     if (listOnly) {
         if (result.status == headroom::ProbeResult::Status::Ok && !result.devices.empty()) {
             const int current = m_device->currentData().toInt();
@@ -296,7 +302,9 @@ QString ProbePage::statusLine(const headroom::ProbeResult& r) const
     case S::Ok:
         return r.oom ? tr("Does not fit on %1: out of memory during the replay (%2).").arg(qs(r.deviceName), detail)
                      : tr("Measured on %1 in %2 s (%3).").arg(qs(r.deviceName)).arg(r.seconds, 0, 'f', 1).arg(detail);
-    case S::NoDevice: return tr("No CUDA device: %1").arg(detail);
+    case S::NoDevice:
+        return tr("No CUDA device on this machine: the probe needs an NVIDIA GPU and its driver. The prediction "
+                  "does not need one.");
     case S::BuiltWithoutCuda: return tr("Probe unavailable: %1").arg(detail);
     case S::Crashed: return tr("The probe crashed; the application is unaffected: %1").arg(detail);
     case S::TimedOut: return tr("The probe was stopped at the time limit: %1").arg(detail);

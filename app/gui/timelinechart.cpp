@@ -3,6 +3,7 @@
 #include "decimate.h"
 
 #include <algorithm>
+#include <map>
 
 namespace gui {
 
@@ -46,7 +47,7 @@ TimelineChart::TimelineChart(QWidget* parent) : Chart(parent)
     m_peak->setPen(QPen(categoryColor(2), 2));
     m_peakLabel = new QCPItemText(p);
     m_peakLabel->position->setParentAnchor(m_peak->position);
-    m_peakLabel->position->setCoords(0, -12);
+    m_peakLabel->position->setCoords(0, 0);
     m_peakLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
     m_peakLabel->setClipToAxisRect(true);
     m_cursor = new QCPItemStraightLine(p);
@@ -101,11 +102,24 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
     for (QCPAbstractItem* item : m_phaseItems)
         p->removeItem(item);
     m_phaseItems.clear();
+    // Each phase is named once, on its widest band: per-layer checkpointing alternates recompute and backward
+    // once per layer, and a label on every band overdrew the next ones.
+    std::map<headroom::Phase, double> widest;
+    for (size_t begin = 0, i = 1; i <= e.timeline.size(); ++i) {
+        if (i < e.timeline.size() && e.timeline[i].phase == e.timeline[begin].phase)
+            continue;
+        double& w = widest[e.timeline[begin].phase];
+        w = std::max(w, static_cast<double>(e.timeline[i - 1].step - e.timeline[begin].step + 1));
+        begin = i;
+    }
     size_t begin = 0;
     for (size_t i = 1; i <= e.timeline.size(); ++i) {
         if (i < e.timeline.size() && e.timeline[i].phase == e.timeline[begin].phase)
             continue;
         const headroom::Phase phase = e.timeline[begin].phase;
+        const auto width = static_cast<double>(e.timeline[i - 1].step - e.timeline[begin].step + 1);
+        const bool named = widest[phase] == width && widest[phase] >= 0;
+        widest[phase] = named ? -1 : widest[phase]; // one label per phase, the first of equally wide bands
         if (phase != headroom::Phase::Forward) {
             auto* band = new QCPItemRect(p);
             band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -118,6 +132,10 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
             band->setPen(Qt::NoPen);
             band->setLayer(QStringLiteral("background"));
             m_phaseItems.push_back(band);
+        }
+        if (!named) {
+            begin = i;
+            continue;
         }
         auto* label = new QCPItemText(p);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -145,11 +163,11 @@ void TimelineChart::setReport(const headroom::Model&, const headroom::Report& re
         const double step = e.timeline[static_cast<size_t>(e.peakStep)].step;
         m_peak->position->setCoords(step, static_cast<double>(e.memory.peak));
         m_peakLabel->setText(tr("peak %1").arg(bytesText(e.memory.peak, m_units)));
-        // Centred above the marker in the middle of the plot; in the outer quarters the label extends
-        // towards the middle, so a peak at the first or last step keeps its label inside the plot.
+        // Beside the marker, on the side towards the middle of the plot, at the marker's height: above it
+        // the label ran into the phase names along the top of a short chart (the PDF's "optimizer").
         const double where = (step + 0.5) / std::max(1.0, static_cast<double>(e.timeline.size()));
-        const Qt::Alignment side = where > 0.75 ? Qt::AlignRight : where < 0.25 ? Qt::AlignLeft : Qt::AlignHCenter;
-        m_peakLabel->setPositionAlignment(Qt::AlignBottom | side);
+        m_peakLabel->setPositionAlignment(Qt::AlignVCenter | (where > 0.5 ? Qt::AlignRight : Qt::AlignLeft));
+        m_peakLabel->setPadding(where > 0.5 ? QMargins(0, 0, 10, 0) : QMargins(10, 0, 0, 0));
     }
     p->xAxis->setRange(-0.5, std::max(1, m_steps) - 0.5);
     p->yAxis->setRange(0, top * 1.2); // room above the peak for its label, below the phase labels

@@ -1,5 +1,7 @@
 #include "verdict.h"
 
+#include "plantext.h"
+
 #include "headroom/import/batch.h"
 #include "headroom/memory/finetune_summary.h"
 #include <QEvent>
@@ -160,7 +162,11 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
         return;
     }
     QString text = verdictText(report, units);
-    if (!m_fits) {
+    if (const QString plan = planText(report.fitPlan, units);
+        !m_fits && !plan.isEmpty() && !report.fitPlan.steps.empty()) {
+        // The plan that makes it fit, in the Breakdown's and the CLI's words, instead of lone changes.
+        text += QStringLiteral(". ") + plan;
+    } else if (!m_fits) {
         QStringList tips;
         for (const headroom::Advice& a : report.advice) {
             if (tips.size() == 3)

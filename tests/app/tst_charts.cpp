@@ -13,10 +13,13 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QLocale>
 #include <QPainter>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 using namespace gui;
 
@@ -236,6 +239,110 @@ private slots:
                                                                                   .arg(legend.width())
                                                                                   .arg(legend.height())));
         }
+    }
+
+    // The breakdown answers in numbers without hovering: at 1000 px the big segments carry their bytes, the
+    // legend names every category with its bytes, and a segment's tooltip gives exact bytes and the share of
+    // the need (hand-computed from the report's memory figures, not from the chart).
+    void breakdownSaysNumbers()
+    {
+        headroom::LoadOptions o;
+        o.lora.r = 16;
+        o.lora.targets = {"q_proj", "v_proj"};
+        const headroom::Model m = headroom::loadModel(HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json", o);
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        for (size_t i = 0; i < m.symbols.size(); ++i)
+            if (m.symbols[i].name == "seq")
+                c.symbols[i] = 2048;
+        c.dtype = headroom::DtypePolicy::BF16;
+        c.optimizer = headroom::Optimizer::AdamW;
+        c.finetune.lora = o.lora;
+        c.freeze = headroom::loraFreezePatterns();
+        c.gpu = *headroom::findGpu("4090");
+        headroom::ReportOptions ro;
+        ro.sweep = false;
+        const headroom::Report r = headroom::buildReport(m, c, ro);
+        BreakdownChart chart;
+        chart.setReport(m, r);
+        chart.resize(1000, 320);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.replotNow();
+        const int64_t weights = r.evaluation.memory.weights;
+        const QString weightsText = bytesText(weights, headroom::Units::IEC);
+        QVERIFY2(chart.visibleValueLabels().contains(weightsText), qPrintable(chart.visibleValueLabels().join(u',')));
+        QCOMPARE(chart.legendText(0), QStringLiteral("Weights ") + weightsText);
+        const QString tip = chart.segmentToolTip(0, 0);
+        QVERIFY2(tip.contains(QLocale().toString(static_cast<qlonglong>(weights))), qPrintable(tip));
+        const double share = 100.0 * static_cast<double>(weights) / static_cast<double>(r.fit.needed);
+        QVERIFY2(tip.contains(QLocale().toString(share, 'f', 0) + u'%'), qPrintable(tip));
+        // The segment under the middle of the weights segment is the weights.
+        QCustomPlot* p = chart.plot();
+        const QPoint mid(static_cast<int>(p->xAxis->coordToPixel(static_cast<double>(weights) / 2)),
+                         static_cast<int>(p->yAxis->coordToPixel(0)));
+        QCOMPARE(chart.segmentAt(mid), std::make_pair(0, 0));
+    }
+
+    // An LLM's repeated decoder layers are one bar per kind: 32 layers' input_layernorm saves the same bytes
+    // each, so the bar is 32 times one layer; per layer they come back one node per bar. Bars are in the
+    // breakdown's Activations colour.
+    void topLayersPerKind()
+    {
+        const headroom::Model m = headroom::loadModel(HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json");
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        c.gpu = *headroom::findGpu("4090");
+        headroom::ReportOptions ro;
+        ro.sweep = false;
+        const headroom::Report r = headroom::buildReport(m, c, ro);
+        TopLayersChart chart;
+        chart.setReport(m, r);
+        QVERIFY(chart.perKind());
+        const auto& kinds = chart.entries();
+        QVERIFY(!kinds.empty());
+        int repeated = 0;
+        for (const TopLayersChart::Entry& e : kinds) {
+            if (e.count == 32) {
+                ++repeated;
+                QVERIFY2(e.path.contains(QStringLiteral("layers.*")), qPrintable(e.path));
+            }
+        }
+        QVERIFY(repeated > 0);
+        const auto it = std::find_if(kinds.begin(), kinds.end(), [](const auto& e) {
+            return e.path.contains(QStringLiteral("input_layernorm")) && e.count == 32;
+        });
+        QVERIFY(it != kinds.end());
+        QCOMPARE(it->total, it->each * 32);
+        const QString expect = QStringLiteral("%1 each, %2")
+                                   .arg(bytesText(it->each, headroom::Units::IEC),
+                                        bytesText(it->total, headroom::Units::IEC));
+        QVERIFY(chart.valueTexts().contains(expect));
+        QCOMPARE(chart.plot()->plottable(0)->brush().color(), BreakdownChart::color(BreakdownChart::Activations));
+        chart.setPerKind(false);
+        for (const TopLayersChart::Entry& e : chart.entries())
+            QCOMPARE(e.count, 1);
+        QCOMPARE(chart.entries().size(), size_t(10));
+    }
+
+    // Repeated blocks fold to one pattern; other numbered names stay as they are.
+    void blockPatterns_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("pattern");
+        QTest::newRow("llama") << QStringLiteral("model/layers.1/input_layernorm/Pow")
+                               << QStringLiteral("model/layers.*/input_layernorm/Pow");
+        QTest::newRow("gpt2") << QStringLiteral("transformer/h.11/attn/c_attn/MatMul")
+                              << QStringLiteral("transformer/h.*/attn/c_attn/MatMul");
+        QTest::newRow("resnet") << QStringLiteral("layer1/layer1.0/conv1/Conv")
+                                << QStringLiteral("layer1/layer1.*/conv1/Conv");
+        QTest::newRow("op suffix kept") << QStringLiteral("encoder/MatMul_1") << QStringLiteral("encoder/MatMul_1");
+    }
+    void blockPatterns()
+    {
+        QFETCH(QString, path);
+        QFETCH(QString, pattern);
+        QCOMPARE(blockPattern(path), pattern);
     }
 
     // Two layers with a long common prefix keep different labels (elided at the front, never equal),

@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -51,7 +52,8 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::newRow("built without CUDA")
             << "/nonexistent/headroom-probe" << 5 << "Probe unavailable: headroom-probe not found";
-        QTest::newRow("no device") << helper("probe_double_nodevice") << 5 << "No CUDA device: no CUDA device found";
+        QTest::newRow("no device") << helper("probe_double_nodevice") << 5
+                                   << "No CUDA device on this machine: the probe needs an NVIDIA GPU";
         QTest::newRow("crash") << helper("probe_double_abort") << 5 << "The probe crashed";
         QTest::newRow("hang") << helper("probe_double_hang") << 1 << "The probe was stopped at the time limit";
         QTest::newRow("garbage") << helper("probe_double_garbage") << 5
@@ -71,10 +73,24 @@ private slots:
         QVERIFY(!page.isRunning());
         QVERIFY2(page.message().startsWith(expected), qPrintable(page.message()));
         QVERIFY(!page.message().contains(QLatin1Char('\n')));
+        // A failed run does not leave a full progress bar behind.
+        auto* progress = page.findChild<QProgressBar*>();
+        QVERIFY(progress);
+        QCOMPARE(progress->value(), progress->minimum());
         if (limit > 1)
             return;
         // The hang took about a second; the GUI thread kept ticking throughout.
         QVERIFY2(ticks >= 10, qPrintable(QString::number(ticks)));
+    }
+
+    // Before Detect, the device box claims no device it has not seen.
+    void noPhantomDevice()
+    {
+        gui::ProbePage page;
+        auto* device = page.findChild<QComboBox*>(QStringLiteral("probeDevice"));
+        QVERIFY(device);
+        QCOMPARE(device->count(), 1);
+        QVERIFY2(!device->currentText().contains(QStringLiteral("Device 0")), qPrintable(device->currentText()));
     }
 
     void cancelWhileHanging()

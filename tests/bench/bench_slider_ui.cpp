@@ -172,8 +172,13 @@ void BM_SliderDrag(benchmark::State& state)
         engine.clear();
         const int start = slider->slider()->value();
         for (int i = 0; i < 100; ++i) {
-            const int position = start + (i < 50 ? i + 1 : 99 - i);
-            target = gui::LogSlider::valueAt(position);
+            // The batch slider stops at powers of two and ends at twice the largest batch that fits: a drag
+            // goes to its end and back.
+            const int position = std::clamp(start + (i < 50 ? i + 1 : 99 - i), slider->slider()->minimum(),
+                                            slider->slider()->maximum());
+            if (position == slider->slider()->value())
+                continue;
+            target = slider->valueAt(position);
             landed = false;
             const int sliderPaints = sliderWatch.paints;
             // Two stops can give the same verdict text (a need rounded to a few digits): no repaint is due.

@@ -38,6 +38,15 @@ check "qlora recipe: paged AdamW" json_field optimizer '"paged-adamw"'
 check "qlora recipe: paged state beside the peak" bash -c "grep -Eq '\"paged_optimizer\": [1-9][0-9]*' '$tmp/out'"
 check "adamw: nothing paged" expect_exit 0 "$cfg" --batch 2 --set seq=64 --recipe qlora-paper --optimizer adamw --json
 check "adamw: paged_optimizer 0" json_field paged_optimizer 0
+check "qlora recipe: bf16 autocast as qlora.py's --bf16" json_field dtype '"amp-bf16"'
+check "qlora recipe keeps a --dtype" expect_exit 0 "$cfg" --batch 2 --set seq=64 --dtype bf16 --recipe qlora-paper --json
+check "qlora recipe: --dtype bf16 kept" json_field dtype '"bf16"'
+# One meaning of "trainable": the header counts what requires grad under LoRA (245,760 adapters), the frozen
+# base beside it (124,668,672 parameters in the file), as the finetune block does.
+check "lora table exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --lora r=8,alpha=16,targets=q_proj,v_proj
+check "header: trainable and frozen" grep -q "125 M params: 246 k trainable, 125 M frozen" "$tmp/out"
+check "table total: trainable and frozen" grep -q "Total params: 124914432 (.*): 245760 trainable, 124668672 frozen" "$tmp/out"
+check "one shape node is 'node'" bash -c "! grep -q '(1 nodes)' '$tmp/out'"
 check "peft defaults recipe" expect_exit 0 "$cfg" --recipe peft-defaults --json
 check "peft defaults: q,v at r=8" json_field trainable_params 245760
 check "bad lora spec is usage" expect_exit 2 "$cfg" --lora r=0
@@ -54,6 +63,22 @@ check "incomplete moe: one line naming it" one_line_naming "moe.json: config.jso
 printf '{"model_type": "llama",' >"$tmp/broken.json"
 check "broken json exits 1" expect_exit 1 "$tmp/broken.json"
 check "broken json: one line naming it" one_line_naming "broken.json: not a valid JSON file"
+
+# Issue 25's acceptance case: LoRA r16 on q,v in bf16 at seq 2048 needs ~29 GiB on a 23.6 GiB RTX 4090; the
+# plan's first step (per-layer checkpointing) makes it fit, and the table says so.
+llama="$data/../../resources/samples/Llama-3.1-8B.json"
+check "llama lora json exits 0" expect_exit 0 "$llama" --gpu "RTX 4090" --lora r=16,targets=q_proj,v_proj --dtype bf16 --set seq=2048 --json
+check "plan fits after its first step" python3 -c "
+import json, sys
+j = json.load(open('$tmp/out'))
+p = j['plan']
+assert not j['fit']['fits'] and not p['fits_before'] and p['fits_after'], p
+assert p['steps'][0]['kind'] == 'layer_checkpoint', p['steps']
+assert p['steps'][0]['needed_after'] <= j['fit']['capacity'], p
+"
+check "llama lora table exits 0" expect_exit 0 "$llama" --gpu "RTX 4090" --lora r=16,targets=q_proj,v_proj --dtype bf16 --set seq=2048
+check "table: to fit" grep -q "^To fit: per-layer checkpointing (-" "$tmp/out"
+check "table: a lone change says it does not fit" grep -q "checkpoint segments (-.*, still does not fit)" "$tmp/out"
 
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -25,7 +25,7 @@ int64_t heaviestNeed(const EnginePlan& plan, const Config& c)
 int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t limit)
 {
     if (!isCluster(config))
-        return maxBatch(plan, config, limit);
+        return safeMaxBatch(plan, config, limit);
     const Model& m = *plan.model;
     if (config.gpu.capacity <= 0 || limit < 1)
         return 0;
@@ -77,6 +77,7 @@ Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evalua
         for (const GpuShare& g : cluster.gpus)
             f.needed = std::max(f.needed, g.needed);
         f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
+        f.fitsSafely = f.fits; // the safety margin is the single-GPU replay's (docs/ACCURACY.md)
         f.headroom = f.capacity - f.needed;
     } else {
         f = computeFitOnly(plan, config, evaluation);
@@ -84,6 +85,8 @@ Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evalua
     if (markUnknownFit(*plan.model, evaluation, f))
         return f;
     f.maxBatch = knownMaxBatch ? *knownMaxBatch : maxGlobalBatch(plan, config);
+    // The model's own figure beside the safe one; a caller reusing its search (a slider tick) has only that.
+    f.expectedMaxBatch = isCluster(config) || knownMaxBatch ? f.maxBatch : maxBatch(plan, config);
     return f;
 }
 

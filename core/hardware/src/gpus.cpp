@@ -23,9 +23,10 @@ constexpr int64_t kHopperWorkspace = 64 * MiB;
 // unified default shares the cuBLAS size); not measured here.
 constexpr int64_t kOtherWorkspace = 2 * (8 * MiB + 128 * 1024);
 
-// capacity: what PyTorch sees as the device total (cudaMemGetInfo; "total capacity" in its OOM message),
-// given in bytes; nvidia-smi's figure is larger. context: memory outside the caching allocator (CUDA
-// context, loaded kernels, library handles): device used minus memory_reserved(). workspace: above.
+// capacity: one source for every preset, the device total PyTorch reports (cudaMemGetInfo's total, the
+// "total capacity" of its out-of-memory message, torch.cuda.mem_get_info()[1]), in bytes. nvidia-smi's figure
+// is larger by a few hundred MiB. context: memory outside the caching allocator (CUDA context, loaded
+// kernels, library handles): device used minus memory_reserved(). workspace: above.
 GpuSpec make(const char* name, int64_t capacityBytes, int64_t contextBytes, int64_t workspaceBytes)
 {
     return GpuSpec{name, capacityBytes, contextBytes, workspaceBytes};
@@ -34,6 +35,11 @@ GpuSpec make(const char* name, int64_t capacityBytes, int64_t contextBytes, int6
 // "X.XX GiB total capacity" as PyTorch prints it (two decimals): the figure rounded down to 10 MiB so
 // that the preset never exceeds the device.
 constexpr int64_t gib(double v) { return static_cast<int64_t>(v * 1024 * 1024 * 1024) / (10 * MiB) * (10 * MiB); }
+
+// Where no PyTorch figure was found: nvidia-smi's total less the smallest gap between the two figures among
+// the presets that have both (RTX 3060: 12,288 MiB against 11.75 GiB = 12,032 MiB; RTX 3090 307 MiB, RTX 4090
+// 357 MiB, H100 480 MiB, A100 80 GB 768 MiB), so that the preset stays at or below PyTorch's figure.
+constexpr int64_t fromSmi(int64_t smiMiB) { return (smiMiB - 256) * MiB; }
 
 std::string squash(std::string_view s)
 {
@@ -58,17 +64,17 @@ const std::vector<GpuSpec>& gpuPresets()
         make("Tesla V100 16 GB", gib(15.78), 400 * MiB, kOtherWorkspace),
         // "31.74 GiB total capacity" (haotian-liu/LLaVA#812, V100 32 GB).
         make("Tesla V100 32 GB", gib(31.74), 400 * MiB, kOtherWorkspace),
-        // No PyTorch figure found: nvidia-smi's 12,288 MiB, an upper bound.
-        make("GeForce RTX 3060 12 GB", 12288 * MiB, 450 * MiB, kOtherWorkspace),
-        // No PyTorch figure found: nvidia-smi's 24,576 MiB, an upper bound.
-        make("GeForce RTX 3090 24 GB", 24576 * MiB, 500 * MiB, kOtherWorkspace),
+        // "11.75 GiB total capacity" (Kunhao-Liu/StyleGaussian#12, RTX 3060 12 GB; nvidia-smi 12,288 MiB).
+        make("GeForce RTX 3060 12 GB", gib(11.75), 450 * MiB, kOtherWorkspace),
+        // "23.70 GiB total capacity" (GaoLii/DSP#10, xiaoxiangAQ/GAS-Net#7, RTX 3090; nvidia-smi 24,576 MiB).
+        make("GeForce RTX 3090 24 GB", gib(23.70), 500 * MiB, kOtherWorkspace),
         // "GPU 0 has a total capacity of 23.64 GiB" (ali-vilab/VGen#104, 3DTopia/Phidias-Diffusion#8;
         // 23.68 GiB with an older driver, zai-org/CogVideo#36).
         make("GeForce RTX 4090 24 GB", gib(23.64), 550 * MiB, kOtherWorkspace),
-        // No PyTorch figure found: nvidia-smi's 23,028 MiB, an upper bound.
-        make("A10 24 GB", 23028 * MiB, 500 * MiB, kOtherWorkspace),
-        // No PyTorch figure found: nvidia-smi's 23,034 MiB, an upper bound.
-        make("L4 24 GB", 23034 * MiB, 550 * MiB, kOtherWorkspace),
+        // No PyTorch figure found: nvidia-smi's 23,028 MiB (modal-labs/modal-client#2797), less the gap above.
+        make("A10 24 GB", fromSmi(23028), 500 * MiB, kOtherWorkspace),
+        // No PyTorch figure found: nvidia-smi's 23,034 MiB (modal-labs/modal-client#2797), less the gap above.
+        make("L4 24 GB", fromSmi(23034), 550 * MiB, kOtherWorkspace),
         // "GPU 0 has a total capacity of 39.50 GiB" (TianheWu/CoSeR#10, A100 40 GB).
         make("A100 40 GB", gib(39.50), 550 * MiB, kOtherWorkspace),
         // "79.25 GiB total capacity" (levihsu/OOTDiffusion#235, A100 80 GB).
@@ -77,9 +83,9 @@ const std::vector<GpuSpec>& gpuPresets()
         // 80GB HBM3 (driver 580, CUDA 13.0); outside the allocator 767-793 MiB with PyTorch 2.11
         // (non_torch_bytes in h100-points.jsonl, growing as kernels load): the largest, 831,324,160 B.
         make("H100 80 GB", 85017493504, 831324160, kHopperWorkspace),
-        // No PyTorch figure found: nvidia-smi's 143,771 MiB, an upper bound; context and workspace as the
+        // No PyTorch figure found: nvidia-smi's 143,771 MiB less the gap above; context and workspace as the
         // H100's (same architecture, same stack).
-        make("H200 141 GB", 143771 * MiB, 831324160, kHopperWorkspace),
+        make("H200 141 GB", fromSmi(143771), 831324160, kHopperWorkspace),
     };
     return presets;
 }

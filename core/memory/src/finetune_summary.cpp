@@ -58,4 +58,17 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
     return s;
 }
 
+ParamCounts countParams(const Model& m, const Config& config)
+{
+    const PlanData p = buildPlan(m, planOptions(config));
+    ParamCounts c;
+    for (int t : p.trainable) {
+        int64_t n = 1;
+        for (const int64_t d : dimsOf(m.tensors[static_cast<size_t>(t)]))
+            n = checkedMul(n, std::max<int64_t>(d, 0)).value_or(0);
+        (p.frozen[static_cast<size_t>(t)] ? c.frozen : c.trainable) += n;
+    }
+    return c;
+}
+
 } // namespace headroom

@@ -35,8 +35,8 @@ bool markUnknownFit(const Model& model, const Evaluation& evaluation, Fit& fit)
     fit.sizesUnknown = true;
     fit.unknownTensors = count;
     fit.unknownNode = node;
-    fit.fits = false;
-    fit.maxBatch = kUnknownMax;
+    fit.fits = fit.fitsSafely = false;
+    fit.maxBatch = fit.expectedMaxBatch = kUnknownMax;
     if (fit.maxSymbol >= 0)
         fit.maxSymbolValue = kUnknownMax;
     return true;

@@ -26,11 +26,11 @@ int64_t allocatorBudget(const Config& config) { return config.gpu.capacity - con
 // release_cached_blocks -> alloc_block). So a step fits when its replay through the allocator model,
 // with cudaMalloc failing beyond the bytes the allocator can have, never fails: the unconstrained
 // reserved peak (cached segments never given back) is not the criterion.
-CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config)
+CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config, int64_t reserve)
 {
     CapacityReplay r;
     AllocatorOptions options;
-    options.capacity = allocatorBudget(config);
+    options.capacity = allocatorBudget(config) - reserve;
     if (options.capacity <= 0)
         return r;
     CachingAllocatorModel model(config.allocator, options);
@@ -76,6 +76,39 @@ CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const 
     return r;
 }
 
+// The safety margin is a quarter of the step's largest allocation. Derived from the four measured H100
+// boundaries (tests/data/gpu/h100-maxbatch.jsonl, docs/ACCURACY.md "Safe max batch"): the allocator model's
+// error at capacity is placement (which free hole a request lands in, which cached segment is split), so it
+// scales with the size of the blocks, not with the total; vgg16's boundary, 41 samples above the run, is
+// 2.9 GiB = 0.23 of its largest block (the first conv's output, 12.8 GiB at batch 1072), and a quarter keeps
+// every other model within 5 % of the batch that ran. The allocated-peak errors (median 2.3 %, worst
+// 6.6 % low on squeezenet's small batches) sit far below it at the boundary, where one block dominates.
+constexpr int64_t kLargestBlockShare = 4;
+
+int64_t safetyMargin(const std::vector<AllocEvent>& events)
+{
+    int64_t largest = 0;
+    for (const AllocEvent& e : events)
+        if (e.kind == AllocEvent::Kind::Alloc)
+            largest = std::max(largest, e.bytes);
+    return largest / kLargestBlockShare;
+}
+
+namespace {
+
+// The step's events at this configuration: the plan's when it matches, else a full simulation.
+std::vector<AllocEvent> eventsAt(const EnginePlan& plan, const Config& config)
+{
+    return planMatches(plan, config) ? stepEvents(*plan.data, config) : evaluate(plan, config).events;
+}
+
+bool replayFitsSafely(const std::vector<AllocEvent>& events, const Config& config)
+{
+    return replayUnderCapacity(events, config, safetyMargin(events)).fits;
+}
+
+} // namespace
+
 // The largest batch B <= limit that fits (fitsOnGpu: the step's replay under capacity never fails).
 //
 // The allocated peak is monotone in the batch (every activation grows with it), so it is searched alone
@@ -86,7 +119,8 @@ CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const 
 // of replays right at the boundary.
 // (Long on purpose: the three phases above share the two high-water vectors and the exact config; as one
 // function the search reads in the order the comment gives it.)
-int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
+namespace {
+int64_t searchMaxBatch(const EnginePlan& plan, const Config& config, int64_t limit, bool safe)
 {
     const Model& m = *plan.model;
     if (config.gpu.capacity <= 0 || limit < 1)
@@ -107,7 +141,10 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
             *keep = std::move(h);
         return peak + fixedNeed;
     };
-    const auto fitsReplayed = [&](int64_t b) { return fitsOnGpu(plan, withBatch(m, config, b)); };
+    const auto fitsReplayed = [&](int64_t b) {
+        const Config c = withBatch(m, config, b);
+        return safe ? replayFitsSafely(eventsAt(plan, c), c) : fitsOnGpu(plan, c);
+    };
     // No batch above boundA fits (its allocated bytes alone exceed the budget). Whether a batch fits under
     // the allocator model is not monotone in the batch (segment rounding and best-fit placement make the
     // cache's leftovers wobble), so the batches right below the bound are tried one by one; past a few,
@@ -206,6 +243,17 @@ int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
     }
     return refine(lo);
 }
+} // namespace
+
+int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
+{
+    return searchMaxBatch(plan, config, limit, false);
+}
+
+int64_t safeMaxBatch(const EnginePlan& plan, const Config& config, int64_t limit)
+{
+    return searchMaxBatch(plan, config, limit, true);
+}
 
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit)
 {
@@ -221,6 +269,13 @@ bool fitsOnGpu(const EnginePlan& plan, const Config& config)
     if (planMatches(plan, config))
         return replayUnderCapacity(stepEvents(*plan.data, config), config).fits;
     return replayUnderCapacity(evaluate(plan, config).events, config).fits;
+}
+
+bool fitsOnGpuSafely(const EnginePlan& plan, const Config& config)
+{
+    if (config.gpu.capacity <= 0 || config.allocator == AllocatorMode::Exact)
+        return fitsOnGpu(plan, config);
+    return replayFitsSafely(eventsAt(plan, config), config);
 }
 
 namespace {
@@ -252,6 +307,15 @@ Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& eval
             f.needed = std::min(f.needed, r.reservedPeak + config.gpu.context);
     }
     f.headroom = f.capacity - f.needed;
+    // The verdict keeps the safety margin free. No allocation is larger than the allocated peak, so a need
+    // a quarter of the peak below the budget fits safely without a replay.
+    f.fitsSafely = f.fits;
+    if (f.fits && config.allocator != AllocatorMode::Exact &&
+        f.needed + config.marginBytes + evaluation.memory.peak / kLargestBlockShare > f.capacity) {
+        if (!events && !evaluation.events.empty())
+            events = &evaluation.events;
+        f.fitsSafely = events ? replayFitsSafely(*events, config) : fitsOnGpuSafely(plan, config);
+    }
     return f;
 }
 } // namespace
@@ -272,7 +336,8 @@ Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& e
     Fit f = computeFitOnly(plan, config, evaluation);
     if (markUnknownFit(*plan.model, evaluation, f))
         return f;
-    f.maxBatch = maxBatch(plan, config);
+    f.maxBatch = safeMaxBatch(plan, config);
+    f.expectedMaxBatch = maxBatch(plan, config);
     return f;
 }
 

@@ -139,6 +139,9 @@ void addDetails(const EnginePlan& plan, Report& r, const ReportOptions& options)
     if (stop())
         return;
     r.advice = reportAdvice(plan, r);
+    // The cheapest plan that makes it fit (every output says it: table, JSON, banner, Breakdown, PDF).
+    if (r.fit.capacity > 0)
+        r.fitPlan = planToFit(*plan.model, r.config, &plan);
 }
 
 Report buildReport(const EnginePlan& plan, const Config& config, const ReportOptions& options)

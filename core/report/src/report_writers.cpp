@@ -182,8 +182,8 @@ json finetuneJson(const Model& model, const Report& report)
 json fitJson(const Model& model, const Fit& fit)
 {
     json j = {
-        {"gpu", fit.gpu},   {"capacity", fit.capacity}, {"needed", fit.needed},
-        {"fits", fit.fits}, {"headroom", fit.headroom}, {"max_batch", fit.maxBatch},
+        {"gpu", fit.gpu},         {"capacity", fit.capacity}, {"needed", fit.needed},
+        {"fits", fit.fitsSafely}, {"headroom", fit.headroom}, {"max_batch", fit.maxBatch},
     };
     if (fit.maxBatch == kUnknownMax)
         j["max_batch"] = nullptr;
@@ -344,6 +344,8 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     if (!report.batchSweep.empty())
         j["batch_sweep"] = batchSweepJson(report);
     j["advice"] = adviceJson(report);
+    if (report.fitPlan.capacity > 0)
+        j["plan"] = toJson(report.fitPlan);
     if (options.timeline) {
         j["timeline"] = timelineJson(model, e);
         j["peak_step"] = e.peakStep;

@@ -41,7 +41,8 @@ std::vector<int64_t> perGpuBatches(Strategy strategy, int gpus, int64_t batch, i
 
 // The verdict of a multi-GPU configuration: the heaviest GPU's need against one GPU's capacity, and the
 // largest GLOBAL batch whose heaviest GPU fits (`knownMaxBatch` reuses an earlier search when only the
-// batch changed). Single-GPU configurations give computeFit().
+// batch changed). Single-GPU configurations give computeFit(); their max batch keeps the safety margin
+// (safeMaxBatch, docs/ACCURACY.md "Safe max batch"), a cluster's is the model's own.
 Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evaluation& evaluation,
                       const ClusterEvaluation& cluster, std::optional<int64_t> knownMaxBatch = std::nullopt);
 int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);

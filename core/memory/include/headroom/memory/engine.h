@@ -154,7 +154,13 @@ struct Fit
     int64_t needed = 0;
     bool fits = false;
     int64_t headroom = 0; // capacity - needed (negative when it does not fit)
-    int64_t maxBatch = 0; // largest batch that fits (0: not even batch 1; kUnknownMax: cannot tell)
+    int64_t maxBatch =
+        0; // largest batch that fits with the safety margin (0: not even batch 1; kUnknownMax: cannot tell)
+    // With and without the safety margin (docs/ACCURACY.md "Safe max batch"): `fits` is the model's own
+    // verdict, `fitsSafely` keeps the margin free and is the verdict the outputs give; `maxBatch` is the safe
+    // largest batch, `expectedMaxBatch` the model's own, shown beside it ("max batch 85 - 88 expected").
+    bool fitsSafely = false;
+    int64_t expectedMaxBatch = 0;
     // While any activation's size is unknown the fit is unknown (docs/DESIGN.md "Fit and max batch"): `fits` is
     // false, `maxBatch` is kUnknownMax and every output says "cannot tell" instead of a verdict.
     bool sizesUnknown = false;
@@ -181,6 +187,8 @@ Fit computeFit(const EnginePlan& plan, const Config& config, const Evaluation& e
 // Largest batch (global) whose need <= capacity - margin; 0 if none; searches the fitted functions.
 int64_t maxBatch(const Model& model, const Config& config, int64_t limit = 1 << 20);
 int64_t maxBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);
+// The same with the safety margin of fitsOnGpuSafely (what Fit::maxBatch reports).
+int64_t safeMaxBatch(const EnginePlan& plan, const Config& config, int64_t limit = 1 << 20);
 // Bytes the GPU needs: reserved peak (library workspaces inside) + context under an allocator model;
 // exact: allocated peak + context + workspace.
 int64_t neededBytes(const Config& config, const Evaluation& evaluation);
@@ -197,8 +205,14 @@ struct CapacityReplay
     int64_t retries = 0;      // allocations answered by releasing cached segments
 };
 int64_t allocatorBudget(const Config& config);
-CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config);
+// `reserve`: bytes the replay may not use on top of the margin (the safety margin below).
+CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config, int64_t reserve = 0);
 bool fitsOnGpu(const EnginePlan& plan, const Config& config);
+// The safety margin under an allocator model (docs/ACCURACY.md "Safe max batch"): a share of the step's
+// largest single allocation kept free, for the placement at capacity the allocator model gets wrong.
+int64_t safetyMargin(const std::vector<AllocEvent>& events);
+// fitsOnGpu with the safety margin kept free: the verdict the outputs give (exact allocator: fitsOnGpu).
+bool fitsOnGpuSafely(const EnginePlan& plan, const Config& config);
 // computeFit without the max-batch search (a caller that already knows it).
 Fit computeFitOnly(const EnginePlan& plan, const Config& config, const Evaluation& evaluation);
 // computeFitOnly over a light evaluation made here: one simulation serves the need and the replay under

@@ -27,4 +27,14 @@ struct FineTuneSummary
 };
 FineTuneSummary summarizeFineTune(const Model& model, const Config& config, const Evaluation& evaluation);
 
+// The one meaning of "trainable" every output uses: the parameter elements that require grad under the
+// configuration's freeze patterns and LoRA adapters (PEFT's print_trainable_parameters); frozen: the rest.
+struct ParamCounts
+{
+    int64_t trainable = 0;
+    int64_t frozen = 0;
+    int64_t total() const { return trainable + frozen; }
+};
+ParamCounts countParams(const Model& model, const Config& config);
+
 } // namespace headroom

@@ -2,6 +2,7 @@
 #include "headroom/hardware/multigpu.h"
 #include "headroom/memory/engine.h"
 #include "headroom/report/advisor.h"
+#include "headroom/report/fitplan.h"
 
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@ struct Report
     int bestCheckpoint = 1;
     std::vector<std::pair<int64_t, int64_t>> batchSweep; // (batch, need)
     std::vector<Advice> advice;
+    FitPlan fitPlan; // the cheapest plan that makes it fit (planToFit), with the advice; every output says it
     std::optional<nlohmann::json> probe; // probe results when run
     // Per symbol (ReportOptions::symbolMaxima): the largest value that fits with the others as configured;
     // kUnknownMax where no number is honest. Empty when not asked or when the fit is unknown.

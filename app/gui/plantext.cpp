@@ -1,0 +1,63 @@
+#include "plantext.h"
+
+#include <QCoreApplication>
+#include <QLocale>
+
+namespace gui {
+namespace {
+// The translation context of the plan's words.
+class PlanText
+{
+    Q_DECLARE_TR_FUNCTIONS(PlanText)
+};
+} // namespace
+
+QString planStepText(const headroom::PlanStep& s)
+{
+    using K = headroom::PlanStep::Kind;
+    const QLocale locale;
+    switch (s.kind) {
+    case K::PagedOptimizer: return PlanText::tr("paged AdamW");
+    case K::Accumulate: return PlanText::tr("%n gradient accumulation step(s)", nullptr, static_cast<int>(s.value));
+    case K::LayerCheckpoint: return PlanText::tr("per-layer checkpointing");
+    case K::Segments: return PlanText::tr("%n checkpoint segment(s)", nullptr, static_cast<int>(s.value));
+    case K::Shard: return PlanText::tr("shard across the GPUs (%1)").arg(qs(s.name));
+    case K::Optimizer8bit: return PlanText::tr("8-bit optimizer state (%1)").arg(qs(s.name));
+    case K::Bf16: return PlanText::tr("pure bf16");
+    case K::QLora: return PlanText::tr("QLoRA: 4-bit NF4 base weights");
+    case K::Offload: return PlanText::tr("CPU offload");
+    case K::ShorterSequence:
+        return PlanText::tr("sequence length %1").arg(locale.toString(static_cast<qlonglong>(s.value)));
+    case K::SmallerBatch: return PlanText::tr("batch %1").arg(s.value);
+    case K::MoreGpus: return PlanText::tr("%1 × %2").arg(s.value).arg(gpuDisplayName(s.name));
+    case K::LargerGpu: return PlanText::tr("a %1").arg(gpuDisplayName(s.name));
+    }
+    return qs(s.summary);
+}
+
+QString planText(const headroom::FitPlan& p, headroom::Units units)
+{
+    if (p.fitsBefore || p.capacity <= 0)
+        return {};
+    if (p.steps.empty())
+        return PlanText::tr("No change Headroom knows of makes it fit.");
+    QStringList steps;
+    for (const headroom::PlanStep& s : p.steps)
+        //: a step of the plan to fit: %1 the change, %2 the memory it saves
+        steps << (s.kind == headroom::PlanStep::Kind::LargerGpu
+                      ? planStepText(s) // taken for its capacity, not for a saving
+                      : PlanText::tr("%1 (−%2)").arg(planStepText(s), bytesText(s.saving, units)));
+    const QString chain = steps.join(QStringLiteral(" + "));
+    if (!p.fits)
+        //: %1 the steps, %2 the need after them
+        return PlanText::tr("Closest plan, still too big: %1 → needs %2.").arg(chain, bytesText(p.needAfter, units));
+    const QString spare = bytesText(p.capacity - p.needAfter, units);
+    if (!p.sameGpu)
+        //: %1 the steps (ending with the hardware), %2 the need after them, %3 what is left
+        return PlanText::tr("Nothing fits this GPU. It fits with %1 → needs %2, %3 to spare.")
+            .arg(chain, bytesText(p.needAfter, units), spare);
+    //: %1 the steps, %2 the need after them, %3 what is left on the GPU
+    return PlanText::tr("To fit: %1 → needs %2, %3 to spare.").arg(chain, bytesText(p.needAfter, units), spare);
+}
+
+} // namespace gui

@@ -1,0 +1,66 @@
+#pragma once
+#include "headroom/memory/engine.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headroom {
+
+// One change of a plan that makes a configuration fit. Kinds are listed in the order the search tries them,
+// which is the order of what a user gives up: nothing but a little speed first (paged optimizer, accumulation,
+// recomputation, sharding), then numerical quality (8-bit optimizer state, pure bf16, 4-bit base weights),
+// then the task itself (a shorter sequence; for inference a smaller batch), then hardware (more GPUs, a larger one).
+struct PlanStep
+{
+    enum class Kind : uint8_t {
+        PagedOptimizer,
+        Accumulate,
+        LayerCheckpoint,
+        Segments,
+        Shard,
+        Optimizer8bit,
+        Bf16,
+        QLora,
+        Offload,
+        ShorterSequence,
+        SmallerBatch,
+        MoreGpus,
+        LargerGpu
+    };
+    Kind kind = Kind::PagedOptimizer;
+    std::string summary;   // English ("per-layer checkpointing", "sequence 4864"); the GUI translates by kind
+    int64_t value = 0;     // segments, accumulation steps, sequence length, GPU count
+    std::string name;      // the optimizer, strategy or GPU the step switches to
+    int64_t needAfter = 0; // the need with this step and every step before it
+    int64_t saving = 0;    // the need before this step minus needAfter (re-evaluated, never a rule of thumb)
+};
+
+// The cheapest plan the search finds: greedy in PlanStep::Kind order until the need fits, then every step the
+// fit does not need dropped. A step that saves nothing at its turn is not taken.
+struct FitPlan
+{
+    int64_t needBefore = 0;
+    int64_t needAfter = 0; // with every step applied
+    int64_t capacity = 0;  // usable bytes of the plan's GPU (capacity - margin)
+    bool fitsBefore = false;
+    bool fits = false;           // false: nothing the search knows fits; steps then hold the closest it came
+    bool sameGpu = true;         // false: the last step is more GPUs or a larger GPU
+    std::vector<PlanStep> steps; // empty when it fits already
+    Config config;               // the configuration with every step applied
+};
+
+// Searches a plan for `config` (one GPU or config.gpus under its strategy). `known` is the plan a report
+// already holds for `config` (or null).
+FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known = nullptr);
+
+// "layer_checkpoint", "qlora", "shorter_sequence", ...: the kind's name in JSON.
+std::string_view toString(PlanStep::Kind kind) noexcept;
+// The JSON "plan" object (docs/DESIGN.md "Machine-readable output"): fits_before, fits_after, needed_before,
+// needed_after, capacity, same_gpu and the steps, each with its kind, summary, value, name, saving and the
+// need after it.
+nlohmann::json toJson(const FitPlan& plan);
+
+} // namespace headroom

@@ -1,0 +1,342 @@
+// Headroom against GPU memory that others measured and published (tests/data/external/measured.jsonl, the
+// sources and their caveats in /work/shared/external/README.md, copied in tests/data/external/README.md).
+// Each row is one A/B-rated record Headroom can express: its config.json, the run's settings, and the
+// statistic the source printed, compared with the figure Headroom gives for that statistic:
+//  - allocated: torch.cuda.max_memory_allocated() vs memory.peak (per GPU: GpuShare::peak);
+//  - reserved: torch.cuda.max_memory_reserved() vs memory.reserved_peak (GpuShare::reservedPeak);
+//  - oom: the run ran out of memory, so the verdict on the published GPU must not be "fits".
+// Acceptance (issue 22): the Hugging Face stack (Answer.AI, HF Trainer, PEFT) within [-5 %, +10 %]; torchtune
+// and litgpt, whose own model code differs from transformers', within +-15 %. Records that cannot be
+// expressed or are off today are in kExpectedFailures, one reason each: QEXPECT_FAIL, so that a rule landing
+// shows up as XPASS and its entry is deleted. HEADROOM_PUBLISHED_TABLE=1 prints docs/ACCURACY.md's table.
+#include "headroom/hardware/gpus.h"
+#include "headroom/hardware/multigpu.h"
+#include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
+
+#include <QTest>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace headroom;
+
+namespace {
+
+enum class Stat { Allocated, Reserved, Oom };
+enum class Stack { HF, Litgpt, Torchtune };
+
+// One published run as Headroom's settings. Batch is per GPU, as every source gives it.
+struct Point
+{
+    const char* id;
+    const char* config; // tests/data/external/<config>.json
+    int64_t batch;
+    int64_t seq;
+    LoraSpec lora;
+    Quant quant;
+    bool doubleQuant;
+    Optimizer optimizer;
+    bool checkpoint; // one checkpoint per decoder layer
+    int gpus;
+    Strategy strategy;
+    bool offload;
+    const char* gpu;
+    Stat stat;
+    Stack stack;
+};
+
+// Answer.AI fsdp_qlora train.py defaults at 4cd6923: r 64, alpha 16, dropout 0.1 on q,k,v,gate,up,down
+// (no o_proj), adapters in bf16 (the whole model is cast to bf16), no prepare_model_for_kbit_training.
+const LoraSpec kAnswerAi{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, "bf16"};
+// lit-gpt 8641822 finetune/lora.py: r 8, alpha 16, dropout 0.05 on query and value, bf16-true.
+const LoraSpec kLitgptRt{8, 16, 0.05, {"q_proj", "v_proj"}, "bf16"};
+// litgpt config_hub/finetune/<model>/lora.yaml (2024): r 32, alpha 16, query and value.
+const LoraSpec kLitgptHub{32, 16, 0.05, {"q_proj", "v_proj"}, "bf16"};
+// torchtune's LoRA tutorial (Apr 2024): r 8, alpha 16 on q,v; "all layers" r 64, alpha 128 incl. output.
+const LoraSpec kTorchtuneQv{8, 16, 0, {"q_proj", "v_proj"}, "bf16"};
+const LoraSpec kTorchtuneAll{
+    64, 128, 0, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, "bf16"};
+
+const std::vector<Point>& points()
+{
+    static const std::vector<Point> p = {
+        {"aa-l2-7b-qlora-bs4-2048", "meta-llama--Llama-2-7b-hf", 4, 2048, kAnswerAi, Quant::NF4, true, Optimizer::AdamW,
+         true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-qlora-bs10-2048", "meta-llama--Llama-2-7b-hf", 10, 2048, kAnswerAi, Quant::NF4, true,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-lora-bs6-2048", "meta-llama--Llama-2-7b-hf", 6, 2048, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        // FSDP NO_SHARD ("ddp" in train.py): every rank holds the whole model, as DDP does.
+        {"aa-l2-7b-qlora-ddp-bs8-2048", "meta-llama--Llama-2-7b-hf", 8, 2048, kAnswerAi, Quant::NF4, true,
+         Optimizer::AdamW, true, 2, Strategy::DDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-lora-ddp-bs4-2048", "meta-llama--Llama-2-7b-hf", 4, 2048, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::DDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-70b-qlora-offload-bs2-2048", "meta-llama--Llama-2-70b-hf", 2, 2048, kAnswerAi, Quant::NF4, true,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-mistral-7b-v02-qlora-offload-bs1-24576", "mistral-community--Mistral-7B-v0.2", 1, 24576, kAnswerAi,
+         Quant::NF4, true, Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
+        {"lg-rt-l2-7b-nf4-mb1", "meta-llama--Llama-2-7b-hf", 1, 1304, kLitgptRt, Quant::NF4, false,
+         Optimizer::PagedAdamW, false, 1, Strategy::Single, false, "a100-40", Stat::Allocated, Stack::Litgpt},
+        {"lg-rt-l2-7b-nf4dq-mb1", "meta-llama--Llama-2-7b-hf", 1, 1304, kLitgptRt, Quant::NF4, true,
+         Optimizer::PagedAdamW, false, 1, Strategy::Single, false, "a100-40", Stat::Allocated, Stack::Litgpt},
+        {"lg-rt-l2-7b-lora-mb2", "meta-llama--Llama-2-7b-hf", 2, 1304, kLitgptRt, Quant::None, false, Optimizer::AdamW,
+         false, 1, Strategy::Single, false, "a100-40", Stat::Allocated, Stack::Litgpt},
+        {"lg-rt-l2-7b-lora-mb4-oom", "meta-llama--Llama-2-7b-hf", 4, 1304, kLitgptRt, Quant::None, false,
+         Optimizer::AdamW, false, 1, Strategy::Single, false, "a100-40", Stat::Oom, Stack::Litgpt},
+        {"lg-rt-l2-13b-lora-mb1", "meta-llama--Llama-2-13b-hf", 1, 1304, kLitgptRt, Quant::None, false,
+         Optimizer::AdamW, false, 1, Strategy::Single, false, "a100-40", Stat::Allocated, Stack::Litgpt},
+        {"lg-ch-l2-7b-lora", "meta-llama--Llama-2-7b-hf", 2, 512, kLitgptHub, Quant::None, false, Optimizer::AdamW,
+         false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt},
+        {"lg-ch-l2-7b-qlora", "meta-llama--Llama-2-7b-hf", 2, 512, kLitgptHub, Quant::NF4, false, Optimizer::PagedAdamW,
+         false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt},
+        {"lg-ch-mistral-7b-lora", "mistralai--Mistral-7B-v0.1", 2, 512, kLitgptHub, Quant::None, false,
+         Optimizer::AdamW, false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt},
+        {"lg-ch-mistral-7b-qlora", "mistralai--Mistral-7B-v0.1", 2, 512, kLitgptHub, Quant::NF4, false,
+         Optimizer::PagedAdamW, false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt},
+        {"tt-lora-tut-l2-7b-qv-r8", "meta-llama--Llama-2-7b-hf", 2, 512, kTorchtuneQv, Quant::None, false,
+         Optimizer::AdamW, true, 1, Strategy::Single, false, "a100-80", Stat::Reserved, Stack::Torchtune},
+        {"tt-lora-tut-l2-7b-all-r64", "meta-llama--Llama-2-7b-hf", 2, 512, kTorchtuneAll, Quant::None, false,
+         Optimizer::AdamW, true, 1, Strategy::Single, false, "a100-80", Stat::Reserved, Stack::Torchtune},
+    };
+    return p;
+}
+
+// id -> why the figure is off today (or what Headroom cannot express). A/B records not in points() are
+// listed in notExpressed() below.
+const std::map<std::string, const char*> kExpectedFailures = {
+    {"aa-l2-7b-qlora-bs4-2048",
+     "FSDP FULL_SHARD fixed cost missing (~1.6 GiB: the per-sample slope is within 3 % of the measured one): "
+     "all-gather outputs on FSDP's unshard stream are cached in that stream's own pool, the root unit stays "
+     "unsharded between forward and backward (torch/distributed/fsdp/_runtime_utils.py); waits for the "
+     "allocator's stream pools (allocator.cpp, after plantables' split)"},
+    {"aa-l2-7b-qlora-bs10-2048", "the same FSDP fixed cost: -5.7 %"},
+    {"aa-l2-7b-lora-bs6-2048", "the same FSDP fixed cost with a bf16 layer (405 MB) in flight: -18.5 %"},
+    {"aa-l2-7b-qlora-ddp-bs8-2048",
+     "FSDP NO_SHARD is modelled as DDP: FSDP's flat parameters and their reduce buffers are not; -12.8 %"},
+    {"aa-l2-7b-lora-ddp-bs4-2048", "FSDP NO_SHARD modelled as DDP (as above): -8.2 %"},
+    {"aa-l2-70b-qlora-offload-bs2-2048",
+     "FSDP CPU offload: the unsharded 80-layer model streams each layer's parameters in and the root unit's "
+     "(embedding + lm_head, 1 GiB bf16) stay on the GPU; -34 %"},
+    {"lg-rt-l2-7b-nf4-mb1",
+     "lit-gpt's LoRAQKVLinear zero-pads the adapter output to the fused qkv width and keeps it for backward "
+     "(lit_gpt/lora.py zero_pad), and bnb 0.41's dequantized weight is kept per Linear: -25 %"},
+    {"lg-rt-l2-7b-nf4dq-mb1", "as lg-rt-l2-7b-nf4-mb1: -25 %"},
+    {"lg-rt-l2-7b-lora-mb4-oom",
+     "lit-gpt's activations are ~19 % above transformers' (lg-rt-l2-7b-lora-mb2: fused qkv with zero-padded "
+     "adapters); Headroom's need, 40.6 of 42.4 GB with the margin, is short of the OOM"},
+    {"lg-ch-l2-7b-qlora", "as lg-rt-l2-7b-nf4-mb1 (lit-gpt's own model code with bnb 4-bit)"},
+    {"lg-ch-mistral-7b-qlora", "as lg-rt-l2-7b-nf4-mb1 (lit-gpt's own model code with bnb 4-bit)"},
+};
+
+// A/B records no row can express today, with the reason; checked to stay in step with the data file.
+const std::map<std::string, const char*>& notExpressed()
+{
+    static const std::map<std::string, const char*> m = {
+        {"hf-bert-large", "model_type bert is refused by the config.json importer (issue 22 item 5)"},
+        {"qwen-", "Qwen v1 is a trust_remote_code architecture (model_type qwen)"},
+        {"ol-octocoder", "model_type gpt_bigcode is refused (issue 22 item 5)"},
+        {"lg-rt-stablelm", "model_type stablelm is refused"},
+        {"lg-rt-phi15", "model_type phi is refused"},
+        {"lg-rt-inf-", "generation (KV cache and sampling loop) is not a training step; serving covers vLLM only"},
+        {"lg-q-falcon", "model_type falcon is refused"},
+        {"lg-inf-", "generation across devices (pipeline / tensor parallel generate) is not modelled"},
+        {"lg-rt-l2-7b-lora-2xa100", "litgpt FSDP with per-Block checkpointing and lit-gpt's model code"},
+        {"lg-ch-l3-8b", "Meta-Llama-3-8B config not shipped (128k vocab); torchtune/litgpt code differs"},
+        {"lg-ch-gemma", "LoRA on the 256k-vocab head with lit-gpt's chunked head: no chunked loss yet"},
+        {"tt-readme", "torchtune with torch.compile, chunked CE or paged 8-bit optimizer in backward"},
+        {"tt-qlora-tut", "torchao NF4 quantizes only the LoRA-wrapped linears (bnb quantizes all)"},
+        {"peft-", "metric not stated (a monitoring screenshot), FlashAttention-2 and FSDP/ZeRO-3 offload"},
+        {"t5-3b", "C record (an OOM message, no configuration to recompute)"},
+    };
+    return m;
+}
+
+std::string dataDir() { return std::string(HEADROOM_TEST_DATA) + "/external/"; }
+
+const std::map<std::string, nlohmann::json>& records()
+{
+    static const std::map<std::string, nlohmann::json> r = [] {
+        std::map<std::string, nlohmann::json> out;
+        std::ifstream in(dataDir() + "measured.jsonl");
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty()) {
+                nlohmann::json j = nlohmann::json::parse(line);
+                out.emplace(j["id"].get<std::string>(), j);
+            }
+        return out;
+    }();
+    return r;
+}
+
+// The first figure in bytes: "GB" is 1e9 (litgpt, torchtune before Aug 2024), GiB and MiB are powers of 2.
+double measuredBytes(const nlohmann::json& rec)
+{
+    const nlohmann::json& f = rec["figures"][0];
+    const std::string unit = f["unit"].get<std::string>();
+    const double v = f["value"].get<double>();
+    if (unit == "GB")
+        return v * 1e9;
+    if (unit == "GiB")
+        return v * 1073741824.0;
+    if (unit == "MiB")
+        return v * 1048576.0;
+    return -1;
+}
+
+struct Predicted
+{
+    int64_t bytes = 0;
+    bool fitsSafely = false;
+};
+
+Predicted predict(const Point& p)
+{
+    LoadOptions load;
+    load.lora = p.lora;
+    const Model m = loadModel(dataDir() + p.config + ".json", load);
+    Config c;
+    c.mode = Mode::Train;
+    c.dtype = DtypePolicy::BF16;
+    c.optimizer = p.optimizer;
+    c.loss = Loss::CrossEntropy;
+    c.allocator = AllocatorMode::Caching;
+    c.gpu = *findGpu(p.gpu);
+    c.gpus = p.gpus;
+    c.strategy = p.strategy;
+    c.offload = p.offload;
+    c.finetune.lora = p.lora;
+    c.finetune.quant = p.quant;
+    c.finetune.doubleQuant = p.doubleQuant;
+    c.finetune.kbitPrep = false; // none of these stacks calls prepare_model_for_kbit_training
+    c.finetune.layerCheckpoint = p.checkpoint;
+    for (const std::string& f : loraFreezePatterns())
+        c.freeze.push_back(f);
+    c.symbols = m.defaultBindings();
+    c.symbols[static_cast<size_t>(m.batchSymbol)] = p.batch * p.gpus; // Config's batch is global
+    c.symbols[static_cast<size_t>(m.symbolIndex("seq"))] = p.seq;
+    const EnginePlan plan = makePlan(m, c);
+    const Evaluation e = evaluate(plan, c);
+    Predicted out;
+    if (p.gpus > 1) {
+        const ClusterEvaluation ce = evaluateCluster(plan, c);
+        const GpuShare& g = ce.gpus[size_t(ce.heaviest)];
+        out.bytes = p.stat == Stat::Allocated ? g.peak : g.reservedPeak;
+        out.fitsSafely = computeClusterFit(plan, c, e, ce, 1).fitsSafely;
+    } else {
+        out.bytes = p.stat == Stat::Allocated ? e.memory.peak : e.memory.reservedPeak;
+        out.fitsSafely = computeFitOnly(plan, c, e).fitsSafely;
+    }
+    return out;
+}
+
+bool printTable() { return std::getenv("HEADROOM_PUBLISHED_TABLE") != nullptr; }
+
+const char* statName(Stat s) { return s == Stat::Allocated ? "allocated" : s == Stat::Reserved ? "reserved" : "OOM"; }
+
+} // namespace
+
+class TestPublished : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY2(records().size() == 81, "tests/data/external/measured.jsonl: 81 records expected");
+        if (printTable())
+            std::printf("| id | statistic | measured | Headroom | error |\n|---|---|---|---|---|\n");
+    }
+
+    // Every A/B training record is a row or has a reason; rows and reasons name records that exist.
+    void everyRecordAccountedFor()
+    {
+        std::map<std::string, bool> rows;
+        for (const Point& p : points()) {
+            QVERIFY2(records().count(p.id), p.id);
+            rows[p.id] = true;
+        }
+        for (const auto& [id, why] : kExpectedFailures)
+            QVERIFY2(rows.count(id), id.c_str());
+        for (const auto& [id, rec] : records()) {
+            const std::string grade = rec["completeness"].get<std::string>();
+            const std::string task = rec["task"].get<std::string>();
+            if (grade == "C" || rows.count(id) || task.rfind("vllm", 0) == 0)
+                continue; // vLLM startups are tst_serving's
+            bool reason = false;
+            for (const auto& [prefix, why] : notExpressed())
+                reason = reason || id.rfind(prefix, 0) == 0;
+            QVERIFY2(reason, qPrintable(QString::fromStdString(id + ": neither a row nor a reason")));
+        }
+    }
+
+    // The configs' parameter totals against the published ones (model cards / safetensors index).
+    void parameterTotals_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<qint64>("params");
+        QTest::newRow("Llama-2-7b") << "meta-llama--Llama-2-7b-hf" << qint64(6738415616);
+        QTest::newRow("Llama-2-13b") << "meta-llama--Llama-2-13b-hf" << qint64(13015864320);
+        QTest::newRow("Llama-2-70b") << "meta-llama--Llama-2-70b-hf" << qint64(68976648192);
+        QTest::newRow("Mistral-7B-v0.1") << "mistralai--Mistral-7B-v0.1" << qint64(7241732096);
+        QTest::newRow("Mistral-7B-v0.2") << "mistral-community--Mistral-7B-v0.2" << qint64(7241732096);
+    }
+    void parameterTotals()
+    {
+        QFETCH(QString, config);
+        QFETCH(qint64, params);
+        const Model m = loadModel(dataDir() + config.toStdString() + ".json");
+        QCOMPARE(m.params.trainable, int64_t(params));
+    }
+
+    void published_data()
+    {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < points().size(); ++i)
+            QTest::newRow(points()[i].id) << static_cast<int>(i);
+    }
+    void published()
+    {
+        QFETCH(int, index);
+        const Point& p = points()[static_cast<size_t>(index)];
+        const nlohmann::json& rec = records().at(p.id);
+        const Predicted got = predict(p);
+        auto gap = kExpectedFailures.find(p.id);
+        if (p.stat == Stat::Oom) {
+            if (printTable())
+                std::printf("| %s | OOM on %s | out of memory | %s |  |\n", p.id, p.gpu,
+                            got.fitsSafely ? "fits (false)" : "does not fit");
+            if (gap != kExpectedFailures.end())
+                QEXPECT_FAIL("", gap->second, Continue);
+            QVERIFY2(!got.fitsSafely, "the run ran out of memory: the verdict must not be \"fits\"");
+            return;
+        }
+        const double want = measuredBytes(rec);
+        QVERIFY(want > 0);
+        const double err = 100.0 * (static_cast<double>(got.bytes) - want) / want;
+        const bool gb = rec["figures"][0]["unit"].get<std::string>() == "GB";
+        const double unit = gb ? 1e9 : 1073741824.0;
+        if (printTable())
+            std::printf("| %s | %s | %.2f %s | %.2f %s | %+.1f %%%s |\n", p.id, statName(p.stat), want / unit,
+                        gb ? "GB" : "GiB", static_cast<double>(got.bytes) / unit, gb ? "GB" : "GiB", err,
+                        gap != kExpectedFailures.end() ? " (expected failure)" : "");
+        const bool hf = p.stack == Stack::HF;
+        const bool within = hf ? err >= -5.0 && err <= 10.0 : std::fabs(err) <= 15.0;
+        if (gap != kExpectedFailures.end())
+            QEXPECT_FAIL("", gap->second, Continue);
+        QVERIFY2(within, qPrintable(QStringLiteral("%1: %2 %3 off by %4 % (accepted: %5)")
+                                        .arg(p.id, statName(p.stat))
+                                        .arg(static_cast<double>(got.bytes) / unit, 0, 'f', 2)
+                                        .arg(err, 0, 'f', 1)
+                                        .arg(hf ? "[-5 %, +10 %]" : "+-15 %")));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPublished)
+#include "tst_published.moc"
