@@ -24,6 +24,10 @@ install(FILES ${HEADROOM_RESOURCES}/headroom-onnx.xml DESTINATION ${CMAKE_INSTAL
 file(GLOB HEADROOM_SAMPLES ${HEADROOM_RESOURCES}/samples/*.onnx)
 install(FILES ${HEADROOM_SAMPLES} DESTINATION ${CMAKE_INSTALL_DATADIR}/headroom/samples)
 
+# The licence: Headroom links QCustomPlot (GPL-3.0), so the program it ships is GPL-3.0-or-later; Debian puts the
+# text at /usr/share/doc/<package>/copyright.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/headroom RENAME copyright)
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME headroom)
 set(CPACK_PACKAGE_VENDOR "Headroom")

@@ -98,6 +98,56 @@ bool writeFile(const std::string& path, const std::string& text, std::string& er
     return true;
 }
 
+// --bench
+int runBench(const Model& model, const Config& config, const cli::Options& o)
+{
+    // Re-evaluation cost of this configuration: what every slider tick pays. The plan is built once, as
+    // the GUI keeps it across ticks (issue 16: buildPlan does not run on a tick).
+    const EnginePlan plan = makePlan(model, config);
+    std::vector<double> us;
+    us.reserve(static_cast<size_t>(o.benchIterations));
+    for (int i = 0; i < o.benchIterations; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const Evaluation e = evaluate(plan, config);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (e.memory.peak < 0)
+            return kExitFile;
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("%s: evaluate() x%d: median %.1f us, p90 %.1f us, max %.1f us\n", o.model.c_str(), o.benchIterations,
+                us[us.size() / 2], us[us.size() * 9 / 10], us.back());
+    return kExitOk;
+}
+
+// The human report: the table, then the lines only some configurations have.
+void printHuman(const Model& model, const Config& config, const Report& report, const cli::Options& o,
+                const std::optional<nlohmann::json>& compare)
+{
+    std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
+    if (config.finetune.lora.r > 0 || config.finetune.quant != Quant::None) {
+        const FineTuneSummary f = summarizeFineTune(model, config, report.evaluation);
+        std::cout << "Fine-tuning: " << f.method << ", " << f.trainableParams << " trainable of "
+                  << f.trainableParams + f.frozenParams << " parameters; frozen base " << formatBytes(f.frozenBytes);
+        if (config.finetune.quant != Quant::None)
+            std::cout << " (" << toString(config.finetune.quant) << " weights " << formatBytes(f.quantizedBytes)
+                      << ", largest dequantized weight " << formatBytes(f.dequantTransientBytes) << ")";
+        std::cout << "\n";
+    }
+    if (report.evaluation.memory.pagedOptimizer > 0)
+        std::cout << "Paged optimizer state: " << formatBytes(report.evaluation.memory.pagedOptimizer)
+                  << " in CUDA unified memory, beside the peak (evictable to host memory)\n";
+    if (o.maxBatch)
+        std::cout << "Max batch on " << report.fit.gpu << ": "
+                  << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell")
+                                                         : std::to_string(report.fit.maxBatch))
+                  << "\n";
+    if (report.probe)
+        std::cout << "Probe: " << report.probe->dump() << "\n";
+    if (compare)
+        std::cout << cli::compareTable(*compare);
+}
+
 // Long on purpose: the CLI's whole flow in the order it happens (options, load, evaluate, searches, each output,
 // exit code); every step is a call or a few lines, and that order is what a reader comes here for.
 int run(int argc, char** argv)
@@ -133,25 +183,8 @@ int run(int argc, char** argv)
     const Model model = loadModel(o.model, load);
     config.symbols = bindSymbols(model, o);
 
-    if (o.bench) {
-        // Re-evaluation cost of this configuration: what every slider tick pays. The plan is built once, as
-        // the GUI keeps it across ticks (issue 16: buildPlan does not run on a tick).
-        const EnginePlan plan = makePlan(model, config);
-        std::vector<double> us;
-        us.reserve(static_cast<size_t>(o.benchIterations));
-        for (int i = 0; i < o.benchIterations; ++i) {
-            const auto t0 = std::chrono::steady_clock::now();
-            const Evaluation e = evaluate(plan, config);
-            const auto t1 = std::chrono::steady_clock::now();
-            if (e.memory.peak < 0)
-                return kExitFile;
-            us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-        }
-        std::sort(us.begin(), us.end());
-        std::printf("%s: evaluate() x%d: median %.1f us, p90 %.1f us, max %.1f us\n", o.model.c_str(),
-                    o.benchIterations, us[us.size() / 2], us[us.size() * 9 / 10], us.back());
-        return kExitOk;
-    }
+    if (o.bench)
+        return runBench(model, config, o);
 
     ReportOptions ro;
     ro.timeline = o.timeline;
@@ -231,29 +264,7 @@ int run(int argc, char** argv)
     } else if (o.csv) {
         std::cout << toCsv(model, report);
     } else if (written.empty() || o.table || o.maxBatch || report.probe) {
-        std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
-        if (config.finetune.lora.r > 0 || config.finetune.quant != Quant::None) {
-            const FineTuneSummary f = summarizeFineTune(model, config, report.evaluation);
-            std::cout << "Fine-tuning: " << f.method << ", " << f.trainableParams << " trainable of "
-                      << f.trainableParams + f.frozenParams << " parameters; frozen base "
-                      << formatBytes(f.frozenBytes);
-            if (config.finetune.quant != Quant::None)
-                std::cout << " (" << toString(config.finetune.quant) << " weights " << formatBytes(f.quantizedBytes)
-                          << ", largest dequantized weight " << formatBytes(f.dequantTransientBytes) << ")";
-            std::cout << "\n";
-        }
-        if (report.evaluation.memory.pagedOptimizer > 0)
-            std::cout << "Paged optimizer state: " << formatBytes(report.evaluation.memory.pagedOptimizer)
-                      << " in CUDA unified memory, beside the peak (evictable to host memory)\n";
-        if (o.maxBatch)
-            std::cout << "Max batch on " << report.fit.gpu << ": "
-                      << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell")
-                                                             : std::to_string(report.fit.maxBatch))
-                      << "\n";
-        if (report.probe)
-            std::cout << "Probe: " << report.probe->dump() << "\n";
-        if (compare)
-            std::cout << cli::compareTable(*compare);
+        printHuman(model, config, report, o, compare);
     }
     return kExitOk;
 }

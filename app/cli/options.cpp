@@ -144,8 +144,104 @@ std::optional<int64_t> parseBytes(const std::string& text)
     return static_cast<int64_t>(std::llround(bytes));
 }
 
-// One flat chain, one branch per flag, grouped as --help groups them: it reads as the flag table, and a new flag is one
-// branch beside its neighbours. Values that need more than a line are parsed in the helpers above.
+// The set-up flags (Shapes, Training set-up, Hardware in --help), one branch each; false: not one of them.
+bool parseSetupFlag(const std::string& a, const std::function<std::string(const std::string&)>& value, Options& o)
+{
+    if (a == "--batch")
+        o.batch = positive(a, value(a));
+    else if (a == "--set") {
+        const std::string v = value(a);
+        const auto eq = v.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw UsageError{"--set expects NAME=VALUE, got '" + v + "'"};
+        o.set.emplace_back(v.substr(0, eq), positive("--set " + v.substr(0, eq), v.substr(eq + 1)));
+    } else if (a == "--mode") {
+        auto v = value(a);
+        o.config.mode = choice(a, v, parseMode(v), "train, infer");
+    } else if (a == "--dtype") {
+        auto v = value(a);
+        o.dtypeText = v;
+        if (parseWeightFormat(v) && !parseDtype(v))
+            return true; // vLLM's spelling (bfloat16, float16, float32): for --serve
+        o.config.dtype = choice(a, v, parseDtype(v),
+                                "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
+    } else if (a == "--optimizer") {
+        auto v = value(a);
+        o.config.optimizer = choice(
+            a, v, parseOptimizer(v),
+            "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
+    } else if (a == "--loss") {
+        auto v = value(a);
+        o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none");
+    } else if (a == "--checkpoint")
+        o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
+    else if (a == "--attention") {
+        auto v = value(a);
+        o.config.attention = choice(a, v, parseAttention(v), "fused, math");
+    } else if (a == "--accumulate")
+        o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
+    else if (a == "--inplace")
+        o.config.inplace = true;
+    else if (a == "--freeze")
+        o.config.freeze.push_back(value(a));
+    else if (a == "--hot-expert-share")
+        o.config.hotExpertShare = fraction(a, value(a));
+    else if (a == "--lora") {
+        const std::string v = value(a);
+        if (auto err = parseLoraSpec(v, o.config.finetune.lora))
+            throw UsageError{"--lora: " + *err};
+    } else if (a == "--quant") {
+        auto v = value(a);
+        o.config.finetune.quant = choice(a, v, parseQuant(v), "nf4, fp4, int8");
+    } else if (a == "--double-quant")
+        o.config.finetune.doubleQuant = true;
+    else if (a == "--compute-dtype") {
+        auto v = value(a);
+        if (v != "bf16" && v != "fp16" && v != "fp32")
+            throw UsageError{"--compute-dtype: expected bf16, fp16 or fp32, got '" + v + "'"};
+        o.config.finetune.computeDtype = v;
+        o.config.finetune.computeBytes = v == "fp32" ? 4 : 2;
+    } else if (a == "--no-kbit-prep")
+        o.config.finetune.kbitPrep = false;
+    else if (a == "--grad-checkpoint") {
+        const std::string v = value(a);
+        if (v != "layers" && v != "off")
+            throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
+        o.config.finetune.layerCheckpoint = v == "layers";
+    } else if (a == "--recipe")
+        applyRecipe(value(a), o);
+    else if (a == "--gpu")
+        o.gpuName = value(a);
+    else if (a == "--capacity") {
+        auto v = value(a);
+        o.capacity = parseBytes(v);
+        if (!o.capacity)
+            throw UsageError{"--capacity expects bytes such as 24GiB or 16000000000, got '" + v + "'"};
+    } else if (a == "--margin") {
+        auto v = value(a);
+        auto b = parseBytes(v);
+        if (!b && v != "0")
+            throw UsageError{"--margin expects bytes such as 512MiB, got '" + v + "'"};
+        o.config.marginBytes = b.value_or(0);
+    } else if (a == "--gpus")
+        o.config.gpus = static_cast<int>(positive(a, value(a), 4096));
+    else if (a == "--strategy") {
+        auto v = value(a);
+        o.config.strategy = choice(a, v, parseStrategy(v), "ddp, dp, balanced-dp, zero1, zero2, zero3, fsdp");
+    } else if (a == "--gpu0-batch")
+        o.config.gpu0Batch = positive(a, value(a));
+    else if (a == "--offload")
+        o.config.offload = true;
+    else if (a == "--allocator") {
+        auto v = value(a);
+        o.config.allocator = choice(a, v, parseAllocator(v), "exact, caching, expandable");
+    } else
+        return false;
+    return true;
+}
+
+// One flat chain, one branch per flag, grouped as --help groups them (the set-up groups in parseSetupFlag, the
+// output flags here): it reads as the flag table, and a new flag is one branch beside its neighbours.
 Options parseOptions(int argc, char** argv)
 {
     Options o;
@@ -170,95 +266,9 @@ Options parseOptions(int argc, char** argv)
             o.help = true;
         else if (a == "--version")
             o.version = true;
-        else if (a == "--batch")
-            o.batch = positive(a, value(a));
-        else if (a == "--set") {
-            const std::string v = value(a);
-            const auto eq = v.find('=');
-            if (eq == std::string::npos || eq == 0)
-                throw UsageError{"--set expects NAME=VALUE, got '" + v + "'"};
-            o.set.emplace_back(v.substr(0, eq), positive("--set " + v.substr(0, eq), v.substr(eq + 1)));
-        } else if (a == "--mode") {
-            auto v = value(a);
-            o.config.mode = choice(a, v, parseMode(v), "train, infer");
-        } else if (a == "--dtype") {
-            auto v = value(a);
-            o.dtypeText = v;
-            if (parseWeightFormat(v) && !parseDtype(v))
-                continue; // vLLM's spelling (bfloat16, float16, float32): for --serve
-            o.config.dtype = choice(a, v, parseDtype(v),
-                                    "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
-        } else if (a == "--optimizer") {
-            auto v = value(a);
-            o.config.optimizer = choice(
-                a, v, parseOptimizer(v),
-                "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
-        } else if (a == "--loss") {
-            auto v = value(a);
-            o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none");
-        } else if (a == "--checkpoint")
-            o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
-        else if (a == "--attention") {
-            auto v = value(a);
-            o.config.attention = choice(a, v, parseAttention(v), "fused, math");
-        } else if (a == "--accumulate")
-            o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
-        else if (a == "--inplace")
-            o.config.inplace = true;
-        else if (a == "--freeze")
-            o.config.freeze.push_back(value(a));
-        else if (a == "--hot-expert-share") {
-            o.config.hotExpertShare = fraction(a, value(a));
-        } else if (a == "--lora") {
-            const std::string v = value(a);
-            if (auto err = parseLoraSpec(v, o.config.finetune.lora))
-                throw UsageError{"--lora: " + *err};
-        } else if (a == "--quant") {
-            auto v = value(a);
-            o.config.finetune.quant = choice(a, v, parseQuant(v), "nf4, fp4, int8");
-        } else if (a == "--double-quant")
-            o.config.finetune.doubleQuant = true;
-        else if (a == "--compute-dtype") {
-            auto v = value(a);
-            if (v != "bf16" && v != "fp16" && v != "fp32")
-                throw UsageError{"--compute-dtype: expected bf16, fp16 or fp32, got '" + v + "'"};
-            o.config.finetune.computeDtype = v;
-            o.config.finetune.computeBytes = v == "fp32" ? 4 : 2;
-        } else if (a == "--no-kbit-prep")
-            o.config.finetune.kbitPrep = false;
-        else if (a == "--grad-checkpoint") {
-            const std::string v = value(a);
-            if (v != "layers" && v != "off")
-                throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
-            o.config.finetune.layerCheckpoint = v == "layers";
-        } else if (a == "--recipe")
-            applyRecipe(value(a), o);
-        else if (a == "--gpu")
-            o.gpuName = value(a);
-        else if (a == "--capacity") {
-            auto v = value(a);
-            o.capacity = parseBytes(v);
-            if (!o.capacity)
-                throw UsageError{"--capacity expects bytes such as 24GiB or 16000000000, got '" + v + "'"};
-        } else if (a == "--margin") {
-            auto v = value(a);
-            auto b = parseBytes(v);
-            if (!b && v != "0")
-                throw UsageError{"--margin expects bytes such as 512MiB, got '" + v + "'"};
-            o.config.marginBytes = b.value_or(0);
-        } else if (a == "--gpus")
-            o.config.gpus = static_cast<int>(positive(a, value(a), 4096));
-        else if (a == "--strategy") {
-            auto v = value(a);
-            o.config.strategy = choice(a, v, parseStrategy(v), "ddp, dp, balanced-dp, zero1, zero2, zero3, fsdp");
-        } else if (a == "--gpu0-batch")
-            o.config.gpu0Batch = positive(a, value(a));
-        else if (a == "--offload")
-            o.config.offload = true;
-        else if (a == "--allocator") {
-            auto v = value(a);
-            o.config.allocator = choice(a, v, parseAllocator(v), "exact, caching, expandable");
-        } else if (a == "--depth")
+        else if (parseSetupFlag(a, value, o))
+            continue;
+        else if (a == "--depth")
             o.depth = static_cast<int>(positive(a, value(a), 64));
         else if (a == "--max-batch")
             o.maxBatch = true;
@@ -314,8 +324,8 @@ Options parseOptions(int argc, char** argv)
         else
             throw UsageError{"only one model file is accepted; got '" + o.model + "' and '" + a + "'"};
     }
-    if (o.help || o.version)
-        return o;
+    if (o.help || o.version || (o.gpuName && *o.gpuName == "list" && o.model.empty()))
+        return o; // --gpu list needs no model
     checkCombinations(o);
     checkServeCombinations(o);
     return o;

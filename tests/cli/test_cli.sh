@@ -23,6 +23,8 @@ check "help mentions --batch" grep -q -- "--batch" "$tmp/out"
 check "version exits 0" expect_exit 0 --version
 check "version names the program" grep -q "headroom-cli" "$tmp/out"
 check "no model is usage" expect_exit 2
+check "--gpu list needs no model" expect_exit 0 --gpu list
+check "--gpu list lists the H100" grep -q "H100" "$tmp/out"
 check "unknown option is usage" expect_exit 2 "$data/resnet18.onnx" --frobnicate
 check "bad batch is usage" expect_exit 2 "$data/resnet18.onnx" --batch 0
 check "bad dtype is usage" expect_exit 2 "$data/resnet18.onnx" --dtype fp7

@@ -25,6 +25,7 @@ if [ -f "$build/app/gui/headroom" ]; then
   expect '\./usr/share/icons/hicolor/scalable/apps/headroom\.svg$'
   expect '\./usr/share/metainfo/io\.github\.headroom\.metainfo\.xml$'
   expect '\./usr/share/doc/headroom/USER_GUIDE\.md$' # F1 opens it
+  expect '\./usr/share/doc/headroom/copyright$' # the licence, where Debian keeps it
 fi
 if [ -f "$build/app/probe/headroom-probe" ]; then
   expect '\./usr/bin/headroom-probe$'

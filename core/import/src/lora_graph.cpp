@@ -139,6 +139,28 @@ void wrapParameters(onnx::ModelProto& model, const LoraSpec& spec, const std::st
     }
 }
 
+std::string modelTypeOf(const onnx::ModelProto& model)
+{
+    for (const auto& p : model.metadata_props())
+        if (p.key() == "model_type")
+            return p.value();
+    return {};
+}
+
+// The target module names: the spec's, or PEFT's default for the model_type
+// (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING) when none are given.
+std::vector<std::string> resolveTargets(const onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
+{
+    if (!spec.targets.empty())
+        return spec.targets;
+    const std::string modelType = modelTypeOf(model);
+    std::vector<std::string> targets = peftDefaultTargets(modelType);
+    if (targets.empty())
+        throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for " +
+                    (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
+    return targets;
+}
+
 } // namespace
 
 // Long on purpose: one pass in PEFT's own order (inject_adapter_in_model: resolve the targets, find the
@@ -153,18 +175,9 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
             return;
     }
     onnx::GraphProto* g = model.mutable_graph();
-    std::vector<std::string> targets = spec.targets;
-    std::string modelType;
-    for (const auto& p : model.metadata_props())
-        if (p.key() == "model_type")
-            modelType = p.value();
-    if (targets.empty()) {
-        targets = peftDefaultTargets(modelType);
-        if (targets.empty())
-            throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for " +
-                        (modelType.empty() ? std::string("this file (no model_type)") : "model_type " + modelType));
-    }
+    const std::vector<std::string> targets = resolveTargets(model, spec, file);
     const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
+    const bool ossRouter = modelTypeOf(model) == "gpt_oss"; // GptOssTopKRouter: an nn.Parameter, not a Linear
 
     std::map<std::string, const onnx::TensorProto*> inits;
     for (const auto& t : g->initializer())
@@ -208,8 +221,7 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         // output is the model's output, or is named lm_head
         const bool output = module == "lm_head" || module.ends_with(".lm_head") ||
                             std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
-        // gpt-oss's GptOssTopKRouter holds an nn.Parameter, not an nn.Linear: all-linear does not reach it
-        const bool notLinear = modelType == "gpt_oss" && module.ends_with(".mlp.router");
+        const bool notLinear = ossRouter && module.ends_with(".mlp.router");
         if (allLinear ? output || notLinear : !matches(module, targets))
             continue;
         Linear l;
