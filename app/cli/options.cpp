@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 namespace headroom::cli {
 namespace {
@@ -18,6 +19,16 @@ std::optional<int64_t> parseInt(const std::string& s)
     if (ec != std::errc() || p != end)
         return std::nullopt;
     return v;
+}
+
+// A share in (0, 1] (--hot-expert-share).
+double fraction(const std::string& flag, const std::string& value)
+{
+    char* end = nullptr;
+    const double f = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !(f > 0 && f <= 1))
+        throw UsageError{flag + ": expected a share of the tokens in (0, 1], got '" + value + "'"};
+    return f;
 }
 
 int64_t positive(const std::string& flag, const std::string& value, int64_t max = int64_t{1} << 40)
@@ -173,6 +184,8 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         o.config.inplace = true;
     else if (a == "--freeze")
         o.config.freeze.push_back(value(a));
+    else if (a == "--hot-expert-share")
+        o.config.hotExpertShare = fraction(a, value(a));
     else if (a == "--lora") {
         const std::string v = value(a);
         if (auto err = parseLoraSpec(v, o.config.finetune.lora))

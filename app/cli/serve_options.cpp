@@ -51,6 +51,8 @@ bool parseServeFlag(const std::string& a, const std::function<std::string(const 
         s.maxModelLen = whole(a, value(a), 1, int64_t{1} << 31);
     else if (a == "--tp")
         s.tp = static_cast<int>(whole(a, value(a), 1, 1024));
+    else if (a == "--ep")
+        s.expertParallel = true;
     else if (a == "--pp")
         s.pp = static_cast<int>(whole(a, value(a), 1, 1024));
     else if (a == "--block-size")

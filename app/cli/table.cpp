@@ -39,6 +39,7 @@ std::string truncate(const std::string& s, size_t width)
 struct Row
 {
     std::string name, op, shape, params, activations, saved;
+    std::string note; // a MoE block's "8 experts, 2 active per token", over the empty Op column
 };
 
 void collect(const Model& model, const Report& report, const std::vector<LayerCost>& costs, int layer, int depth,
@@ -61,6 +62,7 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             const LayerNode& child = model.layers[static_cast<size_t>(entry.layer)];
             const LayerCost& c = costs[static_cast<size_t>(entry.layer)];
             r.name += child.name;
+            r.note = layerNote(model, entry.layer);
             if (c.nodes == 1 && c.lastNode >= 0)
                 r.op = model.nodes[static_cast<size_t>(c.lastNode)].op;
             if (c.lastNode >= 0)
@@ -111,6 +113,31 @@ std::string line(size_t width, const char* glyph)
     return s;
 }
 
+// A MoE config.json's experts and active parameters (weights, gradients and optimizer state follow the total,
+// docs/MOE.md 3), and the routing balance assumed (docs/MOE.md 7).
+void moeLines(std::ostream& out, const Model& model, const Evaluation& e, const Config& cfg)
+{
+    const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable) : HfMoeSummary{};
+    if (moe.text.empty())
+        return;
+    out << "Experts  " << moe.text << ": " << formatCount(moe.active.withEmbedding) << " active params ("
+        << formatCount(moe.active.withoutEmbedding) << " without the input embedding) of "
+        << formatCount(model.params.trainable) << "\n";
+    int64_t tokens = 1;
+    for (size_t i = 0; i < model.symbols.size(); ++i)
+        if (static_cast<int>(i) == model.batchSymbol || model.symbols[i].name == "seq")
+            tokens *= e.shapes.values.at(i);
+    const HfHotExpert hot = hfHotExpert(moe, cfg.hotExpertShare, tokens / std::max(1, cfg.accumulate));
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f %%", 100.0 * hot.share);
+    out << "Routing  " << (hot.balanced ? "balanced" : "skewed (--hot-expert-share)") << ": the hottest expert gets "
+        << share << " of the tokens (" << hot.tokens << ")";
+    if (cfg.mode == Mode::Train)
+        out << ", keeping " << formatBytes(hot.savedElements * (cfg.dtype == DtypePolicy::FP32 ? 4 : 2))
+            << " for backward over the MoE layers";
+    out << "\n";
+}
+
 // Model, symbols and configuration: what the figures below are for.
 void writeHeader(std::ostream& out, const Model& model, const Report& report)
 {
@@ -127,13 +154,7 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
         << " nodes, " << formatCount(params.total()) << " params: " << formatCount(params.trainable) << " trainable, "
         << formatCount(params.frozen) << " frozen"
         << (model.info.externalDataMissing ? " (external weights absent: not needed)" : "") << "\n";
-    // weights, gradients and optimizer state follow the total (docs/MOE.md 3)
-    if (const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable)
-                                                  : HfMoeSummary{};
-        !moe.text.empty())
-        out << "Experts  " << moe.text << ": " << formatCount(moe.active.withEmbedding) << " active params ("
-            << formatCount(moe.active.withoutEmbedding) << " without the input embedding) of "
-            << formatCount(model.params.trainable) << "\n";
+    moeLines(out, model, e, cfg);
     out << "Symbols  ";
     for (size_t i = 0; i < model.symbols.size(); ++i)
         out << (i ? ", " : "") << model.symbols[i].name << "=" << e.shapes.values.at(i);
@@ -167,10 +188,14 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
         << pad("Params", wNum, true) << " " << pad("Activations", wNum, true) << " " << pad("Saved", wNum, true)
         << "\n";
     out << line(width, "─") << "\n";
-    for (const Row& r : rows)
-        out << pad(truncate(r.name, wName), wName) << " " << pad(truncate(r.op, wOp), wOp) << " "
-            << pad(truncate(r.shape, wShape), wShape) << " " << pad(r.params, wNum, true) << " "
+    for (const Row& r : rows) {
+        if (!r.note.empty() && r.op.empty())
+            out << pad(truncate(r.name + "  " + r.note, wName + 1 + wOp), wName + 1 + wOp) << " ";
+        else
+            out << pad(truncate(r.name, wName), wName) << " " << pad(truncate(r.op, wOp), wOp) << " ";
+        out << pad(truncate(r.shape, wShape), wShape) << " " << pad(r.params, wNum, true) << " "
             << pad(r.activations, wNum, true) << " " << pad(r.saved, wNum, true) << "\n";
+    }
     out << line(width, "─") << "\n";
     int64_t outputs = 0;
     for (const NodeCost& c : e.nodes)

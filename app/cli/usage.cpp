@@ -24,7 +24,9 @@ Training set-up
   --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable
   --lora r=R,alpha=A,dropout=P,dtype=fp32|bf16|fp16,targets=q_proj,v_proj|all-linear
                          LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type;
-                         dtype: the adapters', default fp32 as PEFT keeps them)
+                         dtype: the adapters', default fp32 as PEFT keeps them;
+                         target_parameters=mlp.experts.gate_up_proj,...: 3D experts, PEFT's ParamWrapper)
+  --hot-expert-share F   MoE: the hottest expert's share of the tokens (default balanced, k/E)
   --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA)
   --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
   --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
@@ -45,6 +47,7 @@ Serving (MODEL is a Hugging Face config.json; docs/SERVING.md)
   --gpu-memory-utilization F   fraction of the device vLLM may use (default 0.9)
   --max-model-len N      context length (default the config's max_position_embeddings)
   --tp N, --pp N         tensor / pipeline parallel size
+  --ep                   MoE: expert parallel over the TP ranks (vLLM --enable-expert-parallel)
   --block-size N         tokens per KV block (default 16)
   --kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2
   --max-num-seqs N, --max-num-batched-tokens N   (default vLLM's for the GPU: 1024 / 8192 on >= 70 GiB)

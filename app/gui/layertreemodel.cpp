@@ -237,7 +237,9 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
     case Qt::DisplayRole:
         switch (column) {
         case NameColumn: return item.name;
-        case OpColumn: return item.node >= 0 ? qs(m_model->nodes[static_cast<size_t>(item.node)].op) : QString();
+        case OpColumn: // a MoE block says "128 experts, 8 active per token" there (core layerNote)
+            return item.node >= 0 ? qs(m_model->nodes[static_cast<size_t>(item.node)].op)
+                                  : qs(headroom::layerNote(*m_model, item.layer));
         case ShapeColumn: {
             if (item.node < 0)
                 return QString();

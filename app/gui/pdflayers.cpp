@@ -101,7 +101,8 @@ void PdfReport::layerTable(ReportDocument& doc)
                 const headroom::LayerNode& l = m_model.layers[static_cast<size_t>(entry.layer)];
                 const bool single = c.nodes == 1 && c.lastNode >= 0;
                 rows.append({indent + qs(l.name),
-                             single ? qs(m_model.nodes[static_cast<size_t>(c.lastNode)].op) : QString(),
+                             single ? qs(m_model.nodes[static_cast<size_t>(c.lastNode)].op)
+                                    : qs(headroom::layerNote(m_model, entry.layer)),
                              c.params > 0 ? gui::countText(c.params) : QString(),
                              c.unknownShape ? tr("unknown") : bytes(c.outputBytes),
                              c.savedBytes > 0 ? bytes(c.savedBytes) : QString()});

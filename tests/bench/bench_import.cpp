@@ -2,9 +2,13 @@
 // every tensor size for a new batch < 1 ms.
 #include "headroom/import/synthetic.h"
 #include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 #include "headroom/shapes/shapes.h"
 
 #include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace {
 
@@ -57,6 +61,49 @@ void BM_EvaluateShapesTransformer10k(benchmark::State& state)
     evaluateNewBatch(state, m);
 }
 BENCHMARK(BM_EvaluateShapesTransformer10k)->Unit(benchmark::kMicrosecond);
+
+// A MoE config.json must open and tick as fast as the dense model of the same depth and width (issue 24):
+// Mixtral-8x7B against Mistral-7B-v0.1 (both 32 layers, hidden 4096, 32/8 heads, 14336 wide, vocab 32000).
+std::string mistral7b()
+{
+    const std::string path = (std::filesystem::temp_directory_path() / "headroom_bench_mistral7b.json").string();
+    std::ofstream(path) << R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+        "max_position_embeddings": 32768, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": false,
+        "sliding_window": 4096, "torch_dtype": "bfloat16"})";
+    return path;
+}
+
+const std::string kMixtral = HEADROOM_TEST_DATA "/moe/Mixtral-8x7B-v0.1.config.json";
+
+void BM_LoadConfig(benchmark::State& state, bool moe)
+{
+    const std::string path = moe ? kMixtral : mistral7b();
+    for (auto _ : state) {
+        headroom::Model m = headroom::loadModel(path);
+        benchmark::DoNotOptimize(m.nodes.data());
+    }
+}
+BENCHMARK_CAPTURE(BM_LoadConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_LoadConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
+
+// One slider tick: a new batch through the whole evaluation (shapes, plan, timeline).
+void BM_TickConfig(benchmark::State& state, bool moe)
+{
+    const headroom::Model m = headroom::loadModel(moe ? kMixtral : mistral7b());
+    headroom::Config c;
+    c.dtype = headroom::DtypePolicy::MixedBF16;
+    c.symbols = m.defaultBindings();
+    int64_t batch = 1;
+    for (auto _ : state) {
+        c.symbols[size_t(m.batchSymbol)] = batch = batch % 16 + 1;
+        headroom::Evaluation e = headroom::evaluate(m, c);
+        benchmark::DoNotOptimize(e.memory.peak);
+    }
+    state.counters["nodes"] = static_cast<double>(m.nodes.size());
+}
+BENCHMARK_CAPTURE(BM_TickConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TickConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

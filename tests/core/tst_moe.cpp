@@ -2,9 +2,13 @@
 // counts by MOE.md section 3's formulas, written out below), and fine-tuning memory against PyTorch's own
 // measurements of a tiny Mixtral-style decoder (tests/data/moe/truth.json): saved activations within 3 %, the
 // forward + backward peak within 10 %, full fine-tuning and LoRA.
+#include "headroom/hardware/gpus.h"
 #include "headroom/import/hfconfig.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
+#include "headroom/memory/finetune_summary.h"
+#include "headroom/report/layer_tree.h"
+#include "headroom/serving/vllm.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -182,6 +186,190 @@ private slots:
         QVERIFY2(std::abs(ep) <= 10.0, qPrintable(QString("peak %1 %").arg(ep, 0, 'f', 2)));
         // every expert's gradient in full fine-tuning (grouped_mm's zeros_like(weight)); the adapters' in LoRA
         QCOMPARE(e.memory.gradients, p["grad_bytes_after_step"].get<int64_t>());
+    }
+
+    // Trainable adapter counts as PEFT prints them ("trainable params: N"). lora.Linear: r (in + out) per
+    // targeted Linear; lora.ParamWrapper on a 3D expert tensor (peft/tuners/lora/layer.py @ 5d602fd): lora_A =
+    // Linear(in, r E), lora_B = Linear(r E, out), r E (in + out).
+    void peftTrainable_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("lora");
+        QTest::addColumn<qint64>("adapters");
+        // PEFT's default targets for mixtral (q_proj, v_proj), r 8: 32 x 8 x ((4096 + 4096) + (4096 + 1024));
+        // the figure PEFT prints for Mixtral-8x7B in its users' logs
+        QTest::newRow("Mixtral default targets") << "Mixtral-8x7B-v0.1"
+                                                 << "r=8,alpha=16" << qint64(3'407'872);
+        // the OpenAI cookbook's gpt-oss-20b LoraConfig(r=8, target_modules="all-linear", target_parameters on the
+        // experts of layers 7, 15, 23): "trainable params: 15,040,512 || all params: 20,929,797,696". all-linear:
+        // q 2880->4096, k/v 2880->512, o 4096->2880 in 24 layers (the router is an nn.Parameter, not a Linear):
+        // 24 x 8 x (6976 + 3392 + 3392 + 6976); experts 3 x 8 x 32 x ((2880 + 5760) + (2880 + 2880))
+        QTest::newRow("gpt-oss-20b cookbook")
+            << "gpt-oss-20b"
+            << "r=8,alpha=16,targets=all-linear,target_parameters=7.mlp.experts.gate_up_proj,7.mlp.experts.down_proj,"
+               "15.mlp.experts.gate_up_proj,15.mlp.experts.down_proj,23.mlp.experts.gate_up_proj,"
+               "23.mlp.experts.down_proj"
+            << qint64(24 * 8 * (6976 + 3392 + 3392 + 6976) + 3 * 8 * 32 * (8640 + 5760));
+        // every layer's 3D experts, r 16: 48 x 16 x 128 x ((2048 + 1536) + (768 + 2048))
+        QTest::newRow("Qwen3-30B-A3B experts")
+            << "Qwen3-30B-A3B"
+            << "r=16,target_parameters=mlp.experts.gate_up_proj,mlp.experts.down_proj"
+            << qint64(48LL * 16 * 128 * (3584 + 2816));
+        // attention and the shared experts of the 26 MoE layers (2 x 1408 wide): 26 x 16 x 3 x (2048 + 2816)
+        QTest::newRow("DeepSeek-V2-Lite shared experts")
+            << "DeepSeek-V2-Lite"
+            << "r=16,targets=shared_experts.gate_proj,shared_experts.up_proj,shared_experts.down_proj"
+            << qint64(26 * 16 * 3 * (2048 + 2816));
+    }
+    void peftTrainable()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, lora);
+        QFETCH(qint64, adapters);
+        const std::string path = data(file.toStdString() + ".config.json");
+        LoadOptions o;
+        const auto err = parseLoraSpec(lora.toStdString(), o.lora);
+        QVERIFY2(!err, err ? err->c_str() : "");
+        const int64_t base = loadModel(path).params.trainable;
+        const Model m = loadModel(path, o);
+        QCOMPARE(m.params.trainable - base, adapters);
+        if (file == "gpt-oss-20b") // PEFT's "all params" (base + adapters), and so the base total too
+            QCOMPARE(m.params.trainable, qint64(20'929'797'696));
+    }
+
+    // target_parameters: the whole delta W + B A per targeted expert tensor is kept for backward (the experts'
+    // matmul needs its weight for the input's gradient): 2 layers x (8 x 128 x 192 + 8 x 96 x 128) fp32 more than
+    // LoRA on q_proj, v_proj alone.
+    void targetParametersKeepTheSum()
+    {
+        QTemporaryDir dir;
+        const std::string path = tinyConfig(dir, false, false);
+        auto saved = [&](const std::string& spec) {
+            LoadOptions o;
+            if (parseLoraSpec(spec, o.lora))
+                return int64_t{-1};
+            const Model m = loadModel(path, o);
+            Config c;
+            c.optimizer = Optimizer::AdamW;
+            c.finetune.lora = o.lora;
+            c.freeze = loraFreezePatterns();
+            c.symbols = m.defaultBindings();
+            return evaluate(m, c).memory.activationsSaved;
+        };
+        const int64_t qv = saved("r=8,alpha=16,targets=q_proj,v_proj");
+        const int64_t experts = saved(
+            "r=8,alpha=16,targets=q_proj,v_proj,target_parameters=experts.gate_up_proj,experts.down_proj");
+        qInfo("saved: q,v %lld, + experts %lld", static_cast<long long>(qv), static_cast<long long>(experts));
+        QCOMPARE(experts - qv, int64_t{2 * (8 * 128 * 192 + 8 * 96 * 128) * 4});
+    }
+
+    // gpt-oss's MXFP4 experts for inference: 17 bytes per 32 weights (e2m1 pairs + one e8m0 scale), the rest
+    // bf16: experts 24 x 32 x (2880 x 5760 + 2880 x 2880) = 19,110,297,600 weights.
+    void mxfp4Inference()
+    {
+        const Model m = loadModel(data("gpt-oss-20b.config.json"));
+        Config c;
+        c.mode = Mode::Infer;
+        c.dtype = DtypePolicy::BF16;
+        c.symbols = m.defaultBindings();
+        const Evaluation e = evaluate(m, c);
+        const int64_t experts = 24LL * 32 * (2880 * 5760 + 2880 * 2880);
+        QCOMPARE(e.memory.weights, experts / 32 * 17 + (m.params.trainable - experts) * 2);
+        // training dequantizes (Mxfp4Config(dequantize=True)): every weight bf16 again
+        c.mode = Mode::Train;
+        QCOMPARE(evaluate(m, c).memory.weights, m.params.trainable * 2);
+    }
+
+    // QLoRA: bitsandbytes quantizes every Linear but lm_head, the router and each expert included (4.x per-expert
+    // Linear4bit): per Mixtral layer 2 x 4096^2 + 2 x 4096 x 1024 + 4096 x 8 + 8 x 3 x 4096 x 14336 weights, nf4
+    // at 0.5 byte + one fp32 absmax per 64.
+    void qloraExperts()
+    {
+        LoadOptions o;
+        o.lora = LoraSpec{16, 32, 0, {"q_proj", "v_proj"}};
+        const Model m = loadModel(data("Mixtral-8x7B-v0.1.config.json"), o);
+        Config c;
+        c.dtype = DtypePolicy::BF16;
+        c.finetune.lora = o.lora;
+        c.finetune.quant = Quant::NF4;
+        c.freeze = loraFreezePatterns();
+        c.symbols = m.defaultBindings();
+        const Evaluation e = evaluate(m, c);
+        const FineTuneSummary f = summarizeFineTune(m, c, e);
+        const int64_t layer = 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 4096 * 8 + 8LL * 3 * 4096 * 14336;
+        QCOMPARE(f.quantizedParams, 32 * layer);
+        QCOMPARE(f.quantizedBytes, 32 * layer / 2 + 32 * layer / 64 * 4);
+        // one expert's matrix dequantized at a time (bf16), not all eight: the fused gate_up [4096, 2 x 14336]
+        QCOMPARE(f.dequantTransientBytes, int64_t{4096} * 2 * 14336 * 2);
+    }
+
+    // The routing balance setting: balanced is k/E of the tokens for the hottest expert; a skewed share is
+    // taken as given (Qwen3-30B-A3B, 8 of 128, 4096 tokens).
+    void hotExpert()
+    {
+        const Model m = loadModel(data("Qwen3-30B-A3B.config.json"));
+        const HfMoeSummary moe = hfMoeSummary(m.info.file, m.params.trainable);
+        HfHotExpert h = hfHotExpert(moe, 0, 4096);
+        QVERIFY(h.balanced);
+        QCOMPARE(h.tokens, int64_t{256});
+        QCOMPARE(h.savedElements, int64_t{256} * (2 * 2048 + 4 * 768) * 48);
+        h = hfHotExpert(moe, 0.25, 4096);
+        QVERIFY(!h.balanced);
+        QCOMPARE(h.tokens, int64_t{1024});
+    }
+
+    // vLLM on one H100 against the llm-d planner's measured startups (measured.jsonl "ld-gpt-oss-20b": MXFP4
+    // experts, max_model_len 16000, block 128, utilization 0.9): weights within 3 %, KV cache within 10 % or 1 GiB.
+    void servingGptOss()
+    {
+        const ServeModel sm = loadServeModel(data("gpt-oss-20b.config.json"));
+        VllmSettings s;
+        s.version = VllmVersion::V0_19;
+        s.maxModelLen = 16000;
+        s.blockSize = 128;
+        s.gpuMemoryUtilization = 0.9;
+        const VllmPlan p = planVllm(sm, s, *findGpu("h100"));
+        QVERIFY(p.starts && *p.starts);
+        const double gib = 1024.0 * 1024 * 1024, w = static_cast<double>(p.weights) / gib,
+                     kv = static_cast<double>(p.kvCache) / gib;
+        qInfo("gpt-oss-20b: weights %.2f GiB (measured 13.47), KV %.2f GiB (measured 50.28)", w, kv);
+        QVERIFY(std::abs(w / 13.47 - 1) <= 0.03);
+        QVERIFY(std::abs(kv - 50.28) <= std::max(1.0, 0.10 * 50.28));
+    }
+
+    // Expert parallel beside TP 2 (Mixtral-8x7B): whole experts, 4 per rank, the same weight bytes as splitting
+    // every expert's width; the fused-MoE caches use the whole width 14336 instead of 7168.
+    void expertParallel()
+    {
+        const ServeModel sm = loadServeModel(std::string(HEADROOM_TEST_DATA) +
+                                             "/external/mistralai--Mixtral-8x7B-Instruct-v0.1.json");
+        VllmSettings s;
+        s.tp = 2;
+        s.maxModelLen = 8192;
+        const GpuSpec h100 = *findGpu("h100");
+        const VllmPlan tp = planVllm(sm, s, h100);
+        s.expertParallel = true;
+        const VllmPlan ep = planVllm(sm, s, h100);
+        QCOMPARE(ep.weights, tp.weights);
+        const int64_t tokens = std::min<int64_t>(*ep.settings.maxNumBatchedTokens, 32768);
+        QCOMPARE(ep.activationPeak - tp.activationPeak, tokens * 2 * 3 * (14336 - 7168) * 2);
+    }
+
+    // The layer tree's MoE row: the block (router, shared and routed experts beneath) says how many experts
+    // and how many a token runs through; no other layer says anything.
+    void layerTreeRow()
+    {
+        const Model m = loadModel(data("Qwen3-30B-A3B.config.json"));
+        int blocks = 0, others = 0;
+        for (size_t l = 0; l < m.layers.size(); ++l) {
+            const std::string note = layerNote(m, static_cast<int>(l));
+            if (note.empty())
+                continue;
+            ++(m.layers[l].name == "mlp" ? blocks : others);
+            QCOMPARE(note, std::string("128 experts, 8 active per token"));
+        }
+        QCOMPARE(blocks, 48);
+        QCOMPARE(others, 0);
     }
 };
 

@@ -54,20 +54,30 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
         if (eq == std::string_view::npos)
             return "expected KEY=VALUE, got '" + std::string(item) + "'";
         const std::string_view key = item.substr(0, eq), val = item.substr(eq + 1);
-        if (key == "targets") {
-            // the rest of the text: module names separated by commas
+        if (key == "targets" || key == "target_parameters") {
+            // the rest of the text: names separated by commas; "targets=" and "target_parameters=" switch lists
+            std::vector<std::string>* list = key == "targets" ? &spec.targets : &spec.parameters;
             std::string_view rest = text.substr(p + eq + 1);
             size_t q = 0;
             while (q <= rest.size()) {
                 size_t c = rest.find(',', q);
                 if (c == std::string_view::npos)
                     c = rest.size();
-                if (c > q)
-                    spec.targets.emplace_back(rest.substr(q, c - q));
+                std::string_view name = rest.substr(q, c - q);
+                for (auto [prefix, to] : {std::pair{std::string_view("targets="), &spec.targets},
+                                          std::pair{std::string_view("target_parameters="), &spec.parameters}})
+                    if (name.starts_with(prefix)) {
+                        name.remove_prefix(prefix.size());
+                        list = to;
+                    }
+                if (!name.empty())
+                    list->emplace_back(name);
                 q = c + 1;
             }
-            if (spec.targets.empty())
+            if (spec.targets.empty() && spec.parameters.empty())
                 return std::string("targets= needs module names (q_proj,v_proj) or all-linear");
+            if (!spec.parameters.empty() && spec.dropout > 0)
+                return std::string("target_parameters cannot take dropout (PEFT's ParamWrapper refuses lora_dropout)");
             break;
         }
         if (key == "dtype") {
@@ -126,6 +136,8 @@ int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept
     const int64_t blocks2 = (blocks + 255) / 256; // nested blocksize 256
     return packed + blocks + 4 * blocks2;         // uint8 absmax + fp32 absmax2 per 256 blocks
 }
+
+int64_t mxfp4Bytes(int64_t numel) noexcept { return numel <= 0 ? 0 : (numel + 1) / 2 + (numel + 31) / 32; }
 
 int64_t quant8bitBytes(int64_t numel, int64_t rows) noexcept { return numel <= 0 ? 0 : numel + 4 * rows; }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -179,11 +180,33 @@ HfMoeSummary hfMoeSummary(const std::string& path, int64_t total)
         const HfArch a = parseHfConfig(text.str(), p.string());
         if (a.moe.experts == 0)
             return {};
+        int64_t moeLayers = 0;
+        for (int64_t l = 0; l < a.layers; ++l)
+            moeLayers += detail::isMoeLayer(a, l) ? 1 : 0;
         return {std::to_string(a.moe.experts) + " experts, " + std::to_string(a.moe.topK) + " active per token",
-                hfActiveParams(a, total)};
+                hfActiveParams(a, total),
+                a.moe.experts,
+                a.moe.topK,
+                a.hidden,
+                a.moe.expertWidth,
+                moeLayers};
     } catch (const Error&) {
         return {};
     }
+}
+
+HfHotExpert hfHotExpert(const HfMoeSummary& moe, double share, int64_t tokens)
+{
+    HfHotExpert h;
+    if (moe.experts <= 0)
+        return h;
+    // a token picks k distinct experts, so the hottest one sees at least k/E of the tokens and at most all
+    const double balanced = static_cast<double>(moe.topK) / static_cast<double>(moe.experts);
+    h.balanced = share <= balanced;
+    h.share = std::min(1.0, h.balanced ? balanced : share);
+    h.tokens = static_cast<int64_t>(std::ceil(h.share * static_cast<double>(tokens) - 1e-9));
+    h.savedElements = h.tokens * (2 * moe.hidden + 4 * moe.expertWidth) * moe.moeLayers;
+    return h;
 }
 
 } // namespace headroom

@@ -9,7 +9,8 @@
 // Two ops outside ai.onnx carry what ONNX cannot say (shape and saved rules: shapes/shape_rules_nn.cpp,
 // memory/saved_rules.cpp):
 //   GroupedMatMul(x [S, K], w [E, K, N] (, bias [E, N])) -> [S, N]: torch._grouped_mm with row offsets;
-//     always_saves_input = 1: transformers' fallback (saves x whatever trains), 0: the per-expert Linear loop
+//     always_saves_input = 1: transformers' fallback (saves x whatever trains), 0: the per-expert Linear loop;
+//     top_k: tokens' experts (the gate_up matmul only); mxfp4 = 1: the weights ship as MXFP4
 //   IndexAdd(self [N, H], index [S], source [S, H]) -> [N, H]: Tensor.index_add_ (4.x / "eager" loop)
 #include "headroom/import/hfconfig.h"
 
@@ -71,6 +72,9 @@ std::string moeBlock(G& g, const HfArch& a, const std::string& x, const std::str
         in.push_back(g.weight(X + ".gate_up_proj_bias", {E, 2 * I}));
     const std::string gu = g.node("GroupedMatMul", XS, in);
     g.attrInt("always_saves_input", m.eager ? 0 : 1);
+    g.attrInt("top_k", k); // for the layer tree's "E experts, k active per token" row (report/layer_tree.cpp)
+    if (m.mxfp4)
+        g.attrInt("mxfp4", 1); // the weights ship as MXFP4 (memory/quant_weights.cpp)
     const auto parts = g.nodes("Split", XS, {gu, g.ints({I, I})}, 2);
     g.attrInt("axis", -1);
     const std::string act = g.node("Mul", XS, {silu(parts[0], XS + "/act_fn"), parts[1]});
@@ -79,6 +83,8 @@ std::string moeBlock(G& g, const HfArch& a, const std::string& x, const std::str
         in.push_back(g.weight(X + ".down_proj_bias", {E, H}));
     const std::string down = g.node("GroupedMatMul", XS, in);
     g.attrInt("always_saves_input", m.eager ? 0 : 1);
+    if (m.mxfp4)
+        g.attrInt("mxfp4", 1);
     const std::string ws = g.node("Gather", XS, {g.node("Reshape", XS, {w, g.ints({-1, 1})}), flat});
     const std::string weighted = g.node("Mul", XS, {down, ws});
     std::string y;

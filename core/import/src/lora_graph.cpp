@@ -38,16 +38,122 @@ bool matches(const std::string& module, const std::vector<std::string>& targets)
     return false;
 }
 
+onnx::TensorProto* stored(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims)
+{
+    // fp32 adapters: PEFT's default since 0.12 (autocast_adapter_dtype=True)
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims)
+        t->add_dims(d);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* loc = t->add_external_data();
+    loc->set_key("location");
+    loc->set_value("adapter.weights");
+    return t;
+}
+
+// LoraConfig.target_parameters on 3D expert weights (GroupedMatMul's [E, K, N]), as PEFT's lora.ParamWrapper
+// runs it (peft/tuners/lora/layer.py @ 5d602fd): lora_A = Linear(in, r * E), lora_B = Linear(r * E, out), so
+// r * E * (in + out) trainable; every forward get_delta_weight builds the whole delta
+// einsum("o r e, e r i -> e i o", B, A) * scaling, casts it to the weight's dtype, and the parametrization
+// hands the experts W + delta (_LoraParameterProxy.forward). That sum is an activation which the experts'
+// matmul keeps for backward (its input needs it), a second copy of the targeted expert weights per layer.
+// The delta is input-independent; a view of it hangs off the tokens' shape (an empty Slice) so that the engine
+// runs the scaling, the cast and the sum each forward as PyTorch does instead of folding them with the weights
+// (the fp32 einsum result itself, freed as soon as it is scaled, is not counted).
+void wrapParameters(onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
+{
+    onnx::GraphProto* g = model.mutable_graph();
+    std::map<std::string, const onnx::TensorProto*> inits;
+    for (const auto& t : g->initializer())
+        inits[t.name()] = &t;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    nodes.Swap(g->mutable_node());
+    int consts = 0, wrapped = 0;
+    auto ints = [&](const std::vector<int64_t>& v) {
+        onnx::TensorProto* t = g->add_initializer();
+        t->set_name("lora_param_const_" + std::to_string(consts++));
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(static_cast<int64_t>(v.size()));
+        for (int64_t x : v)
+            t->add_int64_data(x);
+        return t->name();
+    };
+    auto add = [&](const std::string& op, const std::string& name, std::vector<std::string> in) {
+        onnx::NodeProto* n = g->add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (auto& i : in)
+            n->add_input(i);
+        n->add_output(name + "_output_0");
+        return n;
+    };
+    for (int i = 0; i < nodes.size(); ++i) {
+        const onnx::NodeProto& n = nodes.Get(i);
+        const auto w = n.op_type() == "GroupedMatMul" && n.input_size() >= 2 ? inits.find(n.input(1)) : inits.end();
+        if (w == inits.end() || w->second->dims_size() != 3 || !matches(w->first, spec.parameters)) {
+            *g->add_node() = n;
+            continue;
+        }
+        const std::string& name = w->first;
+        const int64_t E = w->second->dims(0), K = w->second->dims(1), N = w->second->dims(2), r = spec.r;
+        const int dtype = w->second->data_type();
+        const std::string scope = n.name().substr(0, n.name().rfind('/')) + "/" + name.substr(name.rfind('.') + 1);
+        const std::string shape = add("Shape", scope + "/lora_anchor/Shape", {n.input(0)})->output(0);
+        const std::string none =
+            add("Slice", scope + "/lora_anchor/Slice", {shape, ints({0}), ints({0})})->output(0); // []
+        onnx::NodeProto* cat = add("Concat", scope + "/lora_anchor/Concat", {none, ints({E, K, N})});
+        auto* axis = cat->add_attribute();
+        axis->set_name("axis");
+        axis->set_type(onnx::AttributeProto::INT);
+        axis->set_i(0);
+        // einsum("o r e, e r i -> e i o", B, A) as one batched matmul of the stored factors [E, K, r] x [E, r, N]
+        const std::string product = add("MatMul", scope + "/lora_delta/MatMul",
+                                        {stored(g, name + ".lora_A.default.weight", {E, K, r})->name(),
+                                         stored(g, name + ".lora_B.default.weight", {E, r, N})->name()})
+                                        ->output(0);
+        const std::string delta = add("Reshape", scope + "/lora_anchor/Reshape", {product, cat->output(0)})->output(0);
+        onnx::TensorProto* s = g->add_initializer();
+        s->set_name("lora_param_const_" + std::to_string(consts++));
+        s->set_data_type(onnx::TensorProto::FLOAT);
+        s->add_float_data(static_cast<float>(spec.alpha / spec.r));
+        const std::string scaled = add("Mul", scope + "/lora_scaling/Mul", {delta, s->name()})->output(0);
+        onnx::NodeProto* cast = add("Cast", scope + "/lora_cast_weight/Cast", {scaled});
+        auto* to = cast->add_attribute();
+        to->set_name("to");
+        to->set_type(onnx::AttributeProto::INT);
+        to->set_i(dtype);
+        const std::string sum = add("Add", scope + "/lora_parametrize/Add", {name, cast->output(0)})->output(0);
+        onnx::NodeProto* experts = g->add_node();
+        *experts = n;
+        experts->set_input(1, sum);
+        ++wrapped;
+    }
+    if (wrapped == 0) {
+        std::string list;
+        for (const std::string& t : spec.parameters)
+            list += (list.empty() ? "" : ",") + t;
+        throw Error(file + ": LoRA: no 3D expert parameter matches target_parameters=" + list +
+                    " (names such as mlp.experts.gate_up_proj, mlp.experts.down_proj)");
+    }
+}
+
+std::string modelTypeOf(const onnx::ModelProto& model)
+{
+    for (const auto& p : model.metadata_props())
+        if (p.key() == "model_type")
+            return p.value();
+    return {};
+}
+
 // The target module names: the spec's, or PEFT's default for the model_type
 // (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING) when none are given.
 std::vector<std::string> resolveTargets(const onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
 {
     if (!spec.targets.empty())
         return spec.targets;
-    std::string modelType;
-    for (const auto& p : model.metadata_props())
-        if (p.key() == "model_type")
-            modelType = p.value();
+    const std::string modelType = modelTypeOf(model);
     std::vector<std::string> targets = peftDefaultTargets(modelType);
     if (targets.empty())
         throw Error(file + ": LoRA: no targets= given and PEFT has no default targets for " +
@@ -63,9 +169,15 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
 {
     if (spec.r <= 0)
         return;
+    if (!spec.parameters.empty()) {
+        wrapParameters(model, spec, file);
+        if (spec.targets.empty()) // target_parameters alone: PEFT's default target_modules are not added
+            return;
+    }
     onnx::GraphProto* g = model.mutable_graph();
     const std::vector<std::string> targets = resolveTargets(model, spec, file);
     const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
+    const bool ossRouter = modelTypeOf(model) == "gpt_oss"; // GptOssTopKRouter: an nn.Parameter, not a Linear
 
     std::map<std::string, const onnx::TensorProto*> inits;
     for (const auto& t : g->initializer())
@@ -109,7 +221,8 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         // output is the model's output, or is named lm_head
         const bool output = module == "lm_head" || module.ends_with(".lm_head") ||
                             std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
-        if (allLinear ? output : !matches(module, targets))
+        const bool notLinear = ossRouter && module.ends_with(".mlp.router");
+        if (allLinear ? output || notLinear : !matches(module, targets))
             continue;
         Linear l;
         l.in = i;
@@ -138,19 +251,7 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         t->add_float_data(static_cast<float>(v));
         return t->name();
     };
-    auto weight = [&](const std::string& name, int64_t a, int64_t b) {
-        // fp32 adapters: PEFT's default since 0.12 (autocast_adapter_dtype=True)
-        onnx::TensorProto* t = g->add_initializer();
-        t->set_name(name);
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        t->add_dims(a);
-        t->add_dims(b);
-        t->set_data_location(onnx::TensorProto::EXTERNAL);
-        auto* loc = t->add_external_data();
-        loc->set_key("location");
-        loc->set_value("adapter.weights");
-        return name;
-    };
+    auto weight = [&](const std::string& name, int64_t a, int64_t b) { return stored(g, name, {a, b})->name(); };
     auto add = [&](const std::string& op, const std::string& name, std::vector<std::string> in) {
         onnx::NodeProto* n = g->add_node();
         n->set_op_type(op);

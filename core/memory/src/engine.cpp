@@ -109,11 +109,19 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
             // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
             // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
-            const int64_t q = quantizedBytes(ft, n, dims.size() == 2 ? dims[1] : 1);
-            s.quantized += q;
+            const QuantCost q = quantizedCost(ft, n, dims);
+            s.quantized += q.bytes;
+            s.persistentWeights += q.bytes;
+            s.weightBytes[static_cast<size_t>(t)] = q.bytes;
+            s.dequantTransient = std::max(s.dequantTransient, q.transient);
+            continue;
+        }
+        if (!train && p.mxfp4[static_cast<size_t>(t)]) {
+            // gpt-oss's MXFP4 experts stay packed for inference (transformers' Mxfp4HfQuantizer with the triton
+            // kernels); training dequantizes them (Mxfp4Config(dequantize=True), the OpenAI fine-tuning cookbook)
+            const int64_t q = mxfp4Bytes(n);
             s.persistentWeights += q;
             s.weightBytes[static_cast<size_t>(t)] = q;
-            s.dequantTransient = std::max(s.dequantTransient, checkedMul(n, ft.computeBytes).value_or(0));
             continue;
         }
         // LoRA adapters keep their own dtype whatever the policy (PEFT >= 0.12: fp32, autocast_adapter_dtype=True

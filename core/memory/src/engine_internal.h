@@ -129,6 +129,7 @@ struct PlanData
     std::vector<int> buffers;                        // buffer tensors
     std::vector<int> amp16Params;                    // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;                // weights bitsandbytes would quantize (quant_weights.cpp)
+    std::vector<uint8_t> mxfp4;                      // expert weights a checkpoint ships in MXFP4 (gpt-oss)
     std::vector<uint8_t> actElem; // activation element size set by fine-tuning precision (0: the policy's)
     int lossTensor = -1;          // the first graph output
     bool anyInplaceable = false;  // some unit can run inplace (evaluate compares both settings)
@@ -151,7 +152,16 @@ void applyOpRule(const Model& model, const PlanData& plan, Unit& unit);
 bool isViewOp(const std::string& op) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
 std::vector<uint8_t> quantizableWeights(const Model& model);
+std::vector<uint8_t> mxfp4Weights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
+// A quantized weight's bytes and its dequantized transient: 2D [in, out] one Linear; 3D routed experts [E, K, N]
+// dequantized one expert's [K, N] slice at a time (the fused gate_up slice; 4.x's separate gate and up
+// Linear4bit dequantize half of it each).
+struct QuantCost
+{
+    int64_t bytes = 0, transient = 0;
+};
+QuantCost quantizedCost(const FineTune& finetune, int64_t numel, const std::vector<int64_t>& dims);
 // A LoRA adapter's element size (4: PEFT's default fp32, 2: --lora dtype=bf16|fp16); 0 for other tensors.
 int adapterElemBytes(const Config& config, const Tensor& tensor);
 bool isAdapterTensor(const Tensor& tensor);

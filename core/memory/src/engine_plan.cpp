@@ -130,6 +130,7 @@ void initPlan(PlanData& p, const Model& m, const PlanOptions& options)
     p.consumerUnits.assign(nT, {});
     p.unitOfNode.assign(nN, -1);
     p.quantizable = quantizableWeights(m);
+    p.mxfp4 = mxfp4Weights(m);
     for (size_t t = 0; t < nT; ++t)
         p.root[t] = static_cast<int>(t);
     for (int t : m.inputs)

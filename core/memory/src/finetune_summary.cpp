@@ -43,13 +43,11 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
         }
         s.frozenParams += n;
         if (ft.quant != Quant::None && p.quantizable[i]) {
-            const std::vector<int64_t> d = dimsOf(tensor);
-            const int64_t rows = d.size() == 2 ? d[1] : 1;
-            const int64_t q = quantizedBytes(ft, n, rows);
-            s.quantizedBytes += q;
+            const QuantCost q = quantizedCost(ft, n, dimsOf(tensor));
+            s.quantizedBytes += q.bytes;
             s.quantizedParams += n;
-            s.frozenBytes += q;
-            s.dequantTransientBytes = std::max(s.dequantTransientBytes, checkedMul(n, ft.computeBytes).value_or(0));
+            s.frozenBytes += q.bytes;
+            s.dequantTransientBytes = std::max(s.dequantTransientBytes, q.transient);
         } else if (ft.quant != Quant::None && ft.kbitPrep && isFloating(tensor.dtype)) {
             s.frozenBytes += checkedMul(n, 4).value_or(0);
         } else {

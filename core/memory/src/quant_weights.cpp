@@ -1,7 +1,10 @@
 // Which parameters bitsandbytes quantizes, and what they cost: transformers' replace_with_bnb_linear
 // (integrations/bitsandbytes.py) swaps every nn.Linear for Linear4bit / Linear8bitLt except the modules in
 // llm_int8_skip_modules, which get_keys_to_not_convert fills with the output embedding (lm_head, or the
-// tied embedding); embeddings and norms are not Linear and keep their dtype.
+// tied embedding); embeddings and norms are not Linear and keep their dtype. Routed experts (GroupedMatMul's
+// [E, K, N] weights) are quantized too: transformers 4.x holds them as per-expert nn.Linear, each a Linear4bit
+// (unsloth PR #6936 on gpt-oss bnb-4bit: "per-expert Linear4bit lists"); the 64-value blocks cost the same
+// whether the experts are stored one by one or as one tensor.
 #include "engine_internal.h"
 
 #include <algorithm>
@@ -14,6 +17,12 @@ std::vector<uint8_t> quantizableWeights(const Model& m)
     auto isOutput = [&](int t) { return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end(); };
     for (size_t n = 0; n < m.nodes.size(); ++n) {
         const Node& nd = m.nodes[n];
+        if (nd.op == "GroupedMatMul" && nd.inputs.size() >= 2 && nd.inputs[1] >= 0) {
+            const Tensor& wt = m.tensors[static_cast<size_t>(nd.inputs[1])];
+            if (wt.role == TensorRole::Parameter && wt.producer < 0 && wt.aliasOf < 0 && wt.shape.dims.size() == 3)
+                flag[static_cast<size_t>(nd.inputs[1])] = 1;
+            continue;
+        }
         if (nd.op != "MatMul" || nd.inputs.size() != 2 || nd.inputs[1] < 0)
             continue;
         int w = nd.inputs[1];
@@ -44,11 +53,30 @@ std::vector<uint8_t> quantizableWeights(const Model& m)
     return flag;
 }
 
+std::vector<uint8_t> mxfp4Weights(const Model& m)
+{
+    // quantization_config.quant_method "mxfp4" (gpt-oss): the experts' gate_up and down weights, not their biases
+    // (import/src/hf_moe.h marks the GroupedMatMul)
+    std::vector<uint8_t> flag(m.tensors.size(), 0);
+    for (const Node& nd : m.nodes)
+        if (nd.op == "GroupedMatMul" && nd.inputs.size() >= 2 && nd.inputs[1] >= 0 && nd.attrInt("mxfp4", 0) != 0 &&
+            m.tensors[static_cast<size_t>(nd.inputs[1])].role == TensorRole::Parameter)
+            flag[static_cast<size_t>(nd.inputs[1])] = 1;
+    return flag;
+}
+
 int64_t quantizedBytes(const FineTune& f, int64_t numel, int64_t rows)
 {
     if (f.quant == Quant::Int8)
         return quant8bitBytes(numel, rows);
     return quant4bitBytes(numel, f.doubleQuant);
+}
+
+QuantCost quantizedCost(const FineTune& f, int64_t numel, const std::vector<int64_t>& dims)
+{
+    const bool experts = dims.size() == 3 && dims[0] > 0;
+    const int64_t rows = dims.size() == 2 ? dims[1] : experts ? dims[0] * dims[2] : 1;
+    return {quantizedBytes(f, numel, rows), checkedMul(experts ? numel / dims[0] : numel, f.computeBytes).value_or(0)};
 }
 
 } // namespace headroom

@@ -213,8 +213,12 @@ void matmulOperands(Ctx& c)
 // only for the experts' weight gradient, as mm does.
 void groupedOperands(Ctx& c)
 {
-    if (c.node.attrInt("always_saves_input", 1) != 0 || c.rg(c.input(1)))
+    const bool always = c.node.attrInt("always_saves_input", 1) != 0;
+    if (always || c.rg(c.input(1)))
         c.operand(c.input(0));
+    // the input's gradient needs the weight: kept when it is an activation (LoRA's W + delta, PEFT ParamWrapper)
+    if (always || c.rg(c.input(0)))
+        c.operand(c.input(1));
     c.unit.macTensor = c.output(0);
 }
 

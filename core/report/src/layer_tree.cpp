@@ -3,6 +3,7 @@
 #include "headroom/report/layer_tree.h"
 
 #include <algorithm>
+#include <string>
 
 namespace headroom {
 namespace {
@@ -16,6 +17,25 @@ void collectNodes(const Model& m, int layer, std::vector<int>& out)
 }
 
 } // namespace
+
+std::string layerNote(const Model& m, int layer)
+{
+    if (layer < 0 || size_t(layer) >= m.layers.size())
+        return {};
+    for (int c : m.layers[size_t(layer)].children)
+        for (int n : m.layers[size_t(c)].nodes) {
+            const Node& nd = m.nodes[size_t(n)];
+            const int64_t k = nd.op == "GroupedMatMul" ? nd.attrInt("top_k", 0) : 0;
+            if (k <= 0 || nd.inputs.size() < 2 || nd.inputs[1] < 0)
+                continue;
+            // the weight [E, K, N], or W + delta under LoRA's target_parameters: same shape
+            const TensorShape& w = m.tensors[size_t(nd.inputs[1])].shape;
+            const auto experts = w.dims.empty() ? std::nullopt : w.dims[0].constantValue();
+            if (experts)
+                return std::to_string(*experts) + " experts, " + std::to_string(k) + " active per token";
+        }
+    return {};
+}
 
 std::vector<TreeEntry> treeEntries(const Model& m, int layer, bool showShapeComputations)
 {

@@ -6,9 +6,11 @@
 #include "headroom/import/hfconfig.h"
 #include "headroom/memory/finetune_summary.h"
 #include "headroom/memory/kvcache.h"
+#include "headroom/report/layer_tree.h"
 #include "headroom/report/report.h"
 #include "headroom/shapes/shapes.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace headroom {
@@ -106,6 +108,22 @@ json paramsJson(const Model& model)
         j["active_without_embedding"] = moe.active.withoutEmbedding;
     }
     return j;
+}
+
+// The routing balance assumed for a MoE config (Config::hotExpertShare, docs/MOE.md section 7), for the
+// micro-batch's tokens; null for other models.
+json hotExpertJson(const Model& model, const Config& c, const Evaluation& e)
+{
+    const HfMoeSummary moe = model.hfCausalLm ? hfMoeSummary(model.info.file, model.params.trainable) : HfMoeSummary{};
+    if (moe.text.empty())
+        return nullptr;
+    int64_t tokens = 1;
+    for (size_t i = 0; i < model.symbols.size(); ++i)
+        if (static_cast<int>(i) == model.batchSymbol || model.symbols[i].name == "seq")
+            tokens *= e.shapes.values.at(i);
+    const HfHotExpert hot = hfHotExpert(moe, c.hotExpertShare, tokens / std::max(1, c.accumulate));
+    const int64_t saved = c.mode == Mode::Train ? hot.savedElements * (c.dtype == DtypePolicy::FP32 ? 4 : 2) : 0;
+    return {{"share", hot.share}, {"balanced", hot.balanced}, {"tokens", hot.tokens}, {"saved_bytes", saved}};
 }
 
 json memoryJson(const Evaluation& e)
@@ -305,6 +323,10 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     j["symbols"] = symbolsJson(model, c);
     j["config"] = configJson(model, c);
     j["params"] = paramsJson(model);
+    if (json hot = hotExpertJson(model, c, e); !hot.is_null()) {
+        j["config"]["hot_expert_share"] = c.hotExpertShare;
+        j["params"]["hot_expert"] = std::move(hot);
+    }
     j["memory"] = memoryJson(e);
     if (c.finetune.lora.r > 0 || c.finetune.quant != Quant::None)
         j["finetune"] = finetuneJson(model, report);
@@ -349,7 +371,19 @@ std::string toCsv(const Model& model, const Report& report)
     };
     std::ostringstream out;
     out << "path,op,output_shapes,params,activation_bytes,saved_bytes\n";
+    // a mixture-of-experts block gets one row before its first node, as in the layer tree: "8 experts, 2 active
+    // per token" and the block's parameters
+    std::vector<std::pair<int, int>> blocks; // first node, layer
+    for (size_t l = 0; l < model.layers.size(); ++l)
+        if (!layerNote(model, static_cast<int>(l)).empty())
+            blocks.emplace_back(model.layers[l].firstNode, static_cast<int>(l));
+    std::sort(blocks.begin(), blocks.end());
+    auto block = blocks.begin();
     for (size_t n = 0; n < model.nodes.size(); ++n) {
+        for (; block != blocks.end() && block->first == static_cast<int>(n); ++block) {
+            const LayerNode& l = model.layers[static_cast<size_t>(block->second)];
+            out << quote(l.path) << ',' << quote(layerNote(model, block->second)) << ",," << l.params << ",,\n";
+        }
         std::string shapes;
         for (int t : model.nodes[n].outputs) {
             if (t < 0)

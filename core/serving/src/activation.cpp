@@ -9,7 +9,7 @@
 namespace headroom {
 
 int64_t activationPeakBytes(const ServeModel& m, const Stage& s, int tp, int64_t maxNumSeqs,
-                            int64_t maxNumBatchedTokens, int dtypeBytes)
+                            int64_t maxNumBatchedTokens, int dtypeBytes, bool ep)
 {
     const double tokens = static_cast<double>(maxNumBatchedTokens);
     const double reqs = static_cast<double>(std::min(maxNumSeqs, maxNumBatchedTokens));
@@ -21,10 +21,13 @@ int64_t activationPeakBytes(const ServeModel& m, const Stage& s, int tp, int64_t
                          dtypeBytes;
     double moe = 0;
     if (m.experts > 0 && s.first + s.count > m.firstDense) {
-        // fused_experts_impl: intermediate_cache1..3 for M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE 32768)
+        // fused_experts_impl (fused_moe/fused_moe.py): intermediate_cache1 (M, k, 2N), cache2 (M * k, N) and
+        // cache3 (M, k, H) for M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE 32768), N the expert width on this rank:
+        // I / tp, or the whole I under expert parallelism (the local experts are not split; every rank sees the
+        // all-gathered tokens and masks the others' experts through expert_map, so M and k do not shrink)
         const double chunk = std::min(tokens, 32768.0);
-        moe = chunk * static_cast<double>(m.topK) *
-              (3.0 * static_cast<double>(m.moeIntermediate) / tp + static_cast<double>(m.hidden)) * dtypeBytes;
+        const double width = static_cast<double>(m.moeIntermediate) / (ep ? 1 : tp);
+        moe = chunk * static_cast<double>(m.topK) * (3.0 * width + static_cast<double>(m.hidden)) * dtypeBytes;
     }
     return static_cast<int64_t>(std::max(sampler, dense) + moe);
 }

@@ -26,12 +26,13 @@ struct Stage
 std::vector<Stage> pipelineStages(int64_t layers, int pp);
 
 // Bytes one GPU of a stage holds after load_model (docs/SERVING.md §4).
+// `ep`: --enable-expert-parallel, the routed experts placed whole on the tp ranks instead of split by width.
 int64_t stageWeightBytes(const ServeModel& m, const Stage& s, int tp, WeightFormat format, int dtypeBytes,
-                         bool padVocab = true);
+                         bool padVocab = true, bool ep = false);
 
 // The profile run's torch peak on one GPU (docs/SERVING.md §3, our fit).
 int64_t activationPeakBytes(const ServeModel& m, const Stage& s, int tp, int64_t maxNumSeqs,
-                            int64_t maxNumBatchedTokens, int dtypeBytes);
+                            int64_t maxNumBatchedTokens, int dtypeBytes, bool ep = false);
 
 // KV cache layout of one stage (kv_cache_interface.py, kv_cache_utils.py @ 001cabc).
 struct KvLayout

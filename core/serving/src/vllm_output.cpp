@@ -25,7 +25,7 @@ std::string tokensLabel(int64_t n) { return n % 1024 == 0 ? std::to_string(n / 1
 
 std::string parallelLabel(const VllmSettings& s)
 {
-    std::string t = "TP " + std::to_string(s.tp);
+    std::string t = "TP " + std::to_string(s.tp) + (s.expertParallel ? " + EP" : "");
     if (s.pp > 1)
         t += ", PP " + std::to_string(s.pp);
     return t;
@@ -64,6 +64,8 @@ nlohmann::json toJson(const VllmPlan& p)
                      {"max_num_batched_tokens", s.maxNumBatchedTokens ? json(*s.maxNumBatchedTokens) : json()},
                      {"enforce_eager", s.enforceEager},
                      {"weight_format", toString(p.format)}};
+    if (s.expertParallel)
+        settings["enable_expert_parallel"] = true;
     json ranks = json::array();
     for (const VllmRank& r : p.ranks)
         ranks.push_back({{"stage", r.stage},

@@ -150,8 +150,9 @@ VllmPlan planVllm(const ServeModel& m, const VllmSettings& settings, const GpuSp
         VllmRank r;
         r.stage = static_cast<int>(i);
         r.layers = st.count;
-        r.weights = stageWeightBytes(m, st, s.tp, p.format, dtypeBytes);
-        r.activationPeak = activationPeakBytes(m, st, s.tp, *s.maxNumSeqs, batched, dtypeBytes);
+        const bool ep = s.expertParallel && m.experts > 0;
+        r.weights = stageWeightBytes(m, st, s.tp, p.format, dtypeBytes, true, ep);
+        r.activationPeak = activationPeakBytes(m, st, s.tp, *s.maxNumSeqs, batched, dtypeBytes, ep);
         r.nonTorch = nonTorchBytes(s.tp, s.pp);
         r.cudaGraphs = cudaGraphBytes(st.count, s.enforceEager);
         r.kvCache = p.requested - r.weights - r.activationPeak - r.nonTorch - (applyGraphs ? r.cudaGraphs : 0);

@@ -2,6 +2,8 @@
 // (docs/SERVING.md §4; vLLM's linear.py, vocab_parallel_embedding.py, model.py get_num_kv_heads).
 #include "serving_rules.h"
 
+#include "headroom/base/finetune.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -49,12 +51,15 @@ void addAttention(const ServeModel& m, int tp, Params& p)
         p.plain += (heads + 2 * kv) * hd;
 }
 
-void addMlp(const ServeModel& m, int64_t layer, int tp, Params& p)
+void addMlp(const ServeModel& m, int64_t layer, int tp, bool ep, Params& p)
 {
     const double h = static_cast<double>(m.hidden);
     if (m.experts > 0 && layer >= m.firstDense) {
-        // FusedMoE: each expert's intermediate split over TP; the router (gate) is replicated
-        p.experts += static_cast<double>(m.experts) * 3 * h * static_cast<double>(m.moeIntermediate) / tp;
+        // FusedMoE: each expert's intermediate split over TP; the router (gate) is replicated. Expert parallel
+        // (ep_size = tp with dp 1): whole experts, determine_expert_map (fused_moe/layer.py) gives the first
+        // E % ep ranks one more, so the fullest rank holds ceil(E / ep)
+        const double local = ep ? static_cast<double>((m.experts + tp - 1) / tp) : static_cast<double>(m.experts) / tp;
+        p.experts += local * 3 * h * static_cast<double>(m.moeIntermediate);
         p.linear += 3 * h * static_cast<double>(m.sharedIntermediate) / tp;
         p.plain += h * static_cast<double>(m.experts);
         return;
@@ -68,12 +73,12 @@ int64_t paddedVocab(int64_t vocab, bool pad)
     return pad ? (vocab + 63) / 64 * 64 : vocab;
 }
 
-Params stageParams(const ServeModel& m, const Stage& s, int tp, bool pad)
+Params stageParams(const ServeModel& m, const Stage& s, int tp, bool pad, bool ep = false)
 {
     Params p;
     for (int64_t i = s.first; i < s.first + s.count; ++i) {
         addAttention(m, tp, p);
-        addMlp(m, i, tp, p);
+        addMlp(m, i, tp, ep, p);
         p.plain += 2.0 * static_cast<double>(m.hidden); // input and post-attention norms
     }
     const double table = static_cast<double>(paddedVocab(m.vocab, pad)) / tp * static_cast<double>(m.hidden);
@@ -111,13 +116,21 @@ int64_t kvHeadsPerRank(const ServeModel& m, int tp)
 }
 
 int64_t stageWeightBytes(const ServeModel& m, const Stage& s, int tp, WeightFormat format, int dtypeBytes,
-                         bool padVocab)
+                         bool padVocab, bool ep)
 {
-    const Params p = stageParams(m, s, tp, padVocab);
+    Params p = stageParams(m, s, tp, padVocab, ep);
+    if (format == WeightFormat::Mxfp4 && m.experts > 0 && m.moeIntermediate > 0) {
+        // Mxfp4MoEMethod.create_weights (vLLM quantization/mxfp4.py), Marlin backend: "the moe marlin kernel
+        // requires that for each linear n % 256 == 0 and k % 128 == 0", so the expert width on a rank is padded to
+        // a multiple of 128 and the hidden size to 256 (gpt-oss: 2880 -> 2944 and 3072)
+        auto up = [](int64_t v, int64_t to) { return static_cast<double>((v + to - 1) / to * to); };
+        const int64_t width = ep ? m.moeIntermediate : m.moeIntermediate / tp;
+        p.experts *= up(width, 128) * up(m.hidden, 256) / (static_cast<double>(width) * static_cast<double>(m.hidden));
+    }
     const int plainBytes = format == WeightFormat::Fp32 ? 4 : dtypeBytes;
     const double lin = linearBytes(format, m.groupSize, dtypeBytes);
     // mxfp4 (gpt-oss): only the experts are 4-bit, 4.25 bits per weight with the e8m0 scale per 32
-    const double exp = format == WeightFormat::Mxfp4 ? 4.25 / 8 : lin;
+    const double exp = format == WeightFormat::Mxfp4 ? kMxfp4BytesPerWeight : lin;
     const double linear = format == WeightFormat::Mxfp4 ? dtypeBytes : lin;
     return static_cast<int64_t>(std::llround(p.linear * linear + p.experts * exp + p.plain * plainBytes));
 }

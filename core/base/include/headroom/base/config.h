@@ -77,6 +77,9 @@ struct Config
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
     FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
+    // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
+    // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
+    double hotExpertShare = 0;
     // Every field, so a comparison of whole configurations cannot miss a new one (the GUI's max-batch reuse,
     // headroom/import/batch.h sameButBatch).
     bool operator==(const Config&) const = default;

@@ -15,6 +15,8 @@ struct LoraSpec
     double alpha = 8;
     double dropout = 0;
     std::vector<std::string> targets; // module-name suffixes; {"all-linear"}; empty: PEFT's default
+    // LoraConfig.target_parameters: 3D expert parameters (mlp.experts.gate_up_proj) wrapped by lora.ParamWrapper
+    std::vector<std::string> parameters;
     // The adapters' dtype: "fp32" (PEFT >= 0.12, autocast_adapter_dtype=True), or "bf16"/"fp16"
     // (autocast_adapter_dtype=False on a 16-bit model, or the adapters cast after get_peft_model)
     std::string dtype = "fp32";
@@ -50,6 +52,10 @@ std::vector<std::string> loraFreezePatterns();
 // with compress_statistics (double quant) the absmax is quantized to 1 byte per block plus one fp32 scale
 // per 256 blocks (QuantState.state2; its 256-entry code book is shared and ignored here).
 int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept;
+// MXFP4 (OCP microscaling, gpt-oss experts): 4-bit e2m1 values, two per byte, and one e8m0 scale byte per
+// block of 32, i.e. 17 bytes per 32 weights (4.25 bits). The one rule for inference and serving.
+inline constexpr double kMxfp4BytesPerWeight = 17.0 / 32.0;
+int64_t mxfp4Bytes(int64_t numel) noexcept;
 // Linear8bitLt (LLM.int8): int8 weight + one fp32 scale per output row (SCB).
 int64_t quant8bitBytes(int64_t numel, int64_t rows) noexcept;
 

@@ -64,8 +64,23 @@ struct HfMoeSummary
 {
     std::string text;
     HfActiveParams active;
+    int64_t experts = 0, topK = 0, hidden = 0, expertWidth = 0, moeLayers = 0;
 };
 HfMoeSummary hfMoeSummary(const std::string& configPath, int64_t totalParams);
+
+// Routing balance (Config::hotExpertShare): the hottest expert's share of a batch's `tokens` (0 or below k/E:
+// balanced, k/E), the tokens it receives, and what it keeps for backward: each routed row holds the gathered
+// input, gate/up outputs, activation, product and down output, (2H + 4I) elements (tests/data/moe/README.md), in
+// every MoE layer. That is the per-expert loop's largest set of temporaries (transformers 4.x / "eager") and,
+// under expert parallelism, the extra load of the rank that hosts the hottest expert.
+struct HfHotExpert
+{
+    double share = 0;
+    bool balanced = true;
+    int64_t tokens = 0;
+    int64_t savedElements = 0; // all MoE layers
+};
+HfHotExpert hfHotExpert(const HfMoeSummary& moe, double share, int64_t tokens);
 
 // The producer_name buildHfModel writes, by which the loader knows a model came from a config.json.
 inline constexpr std::string_view kHfConfigProducer = "headroom-hfconfig";

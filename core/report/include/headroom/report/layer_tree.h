@@ -1,6 +1,7 @@
 #pragma once
 #include "headroom/import/model.h"
 
+#include <string>
 #include <vector>
 
 namespace headroom {
@@ -17,5 +18,9 @@ struct TreeEntry
 // The children of `layer` in topological order. Unless showShapeComputations, the shape computations held
 // directly by the layer and its shape-only child layers are folded into one trailing entry.
 std::vector<TreeEntry> treeEntries(const Model& model, int layer, bool showShapeComputations);
+
+// A mixture-of-experts block (a layer whose child holds the routed experts' GroupedMatMul): "128 experts, 8 active
+// per token", shown beside its name in every view; "" for any other layer.
+std::string layerNote(const Model& model, int layer);
 
 } // namespace headroom

@@ -26,6 +26,7 @@ struct VllmSettings
     double gpuMemoryUtilization = 0.9;  // cache.py: default 0.9, a fraction of total device memory
     std::optional<int64_t> maxModelLen; // default: the config's max_position_embeddings
     int tp = 1, pp = 1;                 // tensor / pipeline parallel size
+    bool expertParallel = false;        // --enable-expert-parallel: experts spread over the TP ranks, whole
     int blockSize = 16;                 // tokens per KV block (16 on CUDA)
     KvCacheDtype kvCacheDtype = KvCacheDtype::Auto;
     std::optional<int64_t> maxNumSeqs; // default: get_batch_defaults for the GPU
