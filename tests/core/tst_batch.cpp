@@ -35,11 +35,11 @@ Config configAt(int64_t batch, int64_t seq)
     [[maybe_unused]] const auto& [symbols, mode, dtype, optimizer, customOptimizerBytes, rmspropMomentum,
                                   rmspropCentered, loss, checkpointSegments, accumulate, inplace, freeze, gpu,
                                   marginBytes, gpus, strategy, gpu0Batch, offload, allocator, attention, device, torch,
-                                  finetune] = c;
+                                  finetune, hotExpertShare] = c;
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
-    [[maybe_unused]] const auto& [r, alpha, dropout, targets, adapterDtype] = c.finetune.lora;
+    [[maybe_unused]] const auto& [r, alpha, dropout, targets, parameters, adapterDtype] = c.finetune.lora;
 }
 
 using Flip = std::function<void(Config&)>;
@@ -106,6 +106,8 @@ private slots:
         QTest::newRow("finetune.lora.dropout") << Flip([](Config& c) { c.finetune.lora.dropout = 0.1; }) << false;
         QTest::newRow("finetune.lora.targets")
             << Flip([](Config& c) { c.finetune.lora.targets = {"q_proj"}; }) << false;
+        QTest::newRow("finetune.lora.parameters")
+            << Flip([](Config& c) { c.finetune.lora.parameters = {"mlp.experts.gate_up_proj"}; }) << false;
         QTest::newRow("finetune.lora.dtype") << Flip([](Config& c) { c.finetune.lora.dtype = "bf16"; }) << false;
         QTest::newRow("finetune.quant") << Flip([](Config& c) { c.finetune.quant = Quant::NF4; }) << false;
         QTest::newRow("finetune.doubleQuant") << Flip([](Config& c) { c.finetune.doubleQuant = true; }) << false;
@@ -114,6 +116,7 @@ private slots:
         QTest::newRow("finetune.kbitPrep") << Flip([](Config& c) { c.finetune.kbitPrep = false; }) << false;
         QTest::newRow("finetune.layerCheckpoint")
             << Flip([](Config& c) { c.finetune.layerCheckpoint = true; }) << false;
+        QTest::newRow("hotExpertShare") << Flip([](Config& c) { c.hotExpertShare = 0.5; }) << false;
     }
     void sameButBatch()
     {

@@ -54,15 +54,15 @@ struct Point
 
 // Answer.AI fsdp_qlora train.py defaults at 4cd6923: r 64, alpha 16, dropout 0.1 on q,k,v,gate,up,down
 // (no o_proj), adapters in bf16 (the whole model is cast to bf16), no prepare_model_for_kbit_training.
-const LoraSpec kAnswerAi{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, "bf16"};
+const LoraSpec kAnswerAi{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, {}, "bf16"};
 // lit-gpt 8641822 finetune/lora.py: r 8, alpha 16, dropout 0.05 on query and value, bf16-true.
-const LoraSpec kLitgptRt{8, 16, 0.05, {"q_proj", "v_proj"}, "bf16"};
+const LoraSpec kLitgptRt{8, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
 // litgpt config_hub/finetune/<model>/lora.yaml (2024): r 32, alpha 16, query and value.
-const LoraSpec kLitgptHub{32, 16, 0.05, {"q_proj", "v_proj"}, "bf16"};
+const LoraSpec kLitgptHub{32, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
 // torchtune's LoRA tutorial (Apr 2024): r 8, alpha 16 on q,v; "all layers" r 64, alpha 128 incl. output.
-const LoraSpec kTorchtuneQv{8, 16, 0, {"q_proj", "v_proj"}, "bf16"};
+const LoraSpec kTorchtuneQv{8, 16, 0, {"q_proj", "v_proj"}, {}, "bf16"};
 const LoraSpec kTorchtuneAll{
-    64, 128, 0, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, "bf16"};
+    64, 128, 0, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, {}, "bf16"};
 
 const std::vector<Point>& points()
 {
