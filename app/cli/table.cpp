@@ -75,7 +75,9 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             continue;
         }
         // Graph nodes are rows only when asked for; the folded row sums its nodes.
-        const std::vector<int> nodes = entry.node >= 0 ? std::vector<int>{entry.node} : entry.shapeNodes;
+        const std::vector<int> nodes = entry.node >= 0            ? std::vector<int>{entry.node}
+                                       : !entry.maskNodes.empty() ? entry.maskNodes
+                                                                  : entry.shapeNodes;
         if (entry.node >= 0 && !allNodes)
             continue;
         int64_t params = 0, out = 0, saved = 0;
@@ -95,8 +97,8 @@ void collect(const Model& model, const Report& report, const std::vector<LayerCo
             r.op = n.op;
             r.shape = shapeOf(entry.node);
         } else {
-            r.name += "shape computations (" + std::to_string(nodes.size()) +
-                      (nodes.size() == 1 ? " node)" : " nodes)");
+            r.name += std::string(entry.maskNodes.empty() ? "shape computations (" : "attention mask (") +
+                      std::to_string(nodes.size()) + (nodes.size() == 1 ? " node)" : " nodes)");
         }
         r.params = params ? formatCount(params) : "--";
         r.activations = unknown ? "unknown" : formatBytes(out);
@@ -219,6 +221,8 @@ void writeMemory(std::ostream& out, const Report& report)
     };
     out << "Memory (bytes)\n";
     item("weights", m.weights);
+    if (m.dequantTransient > 0)
+        item("dequantized weight", m.dequantTransient);
     if (cfg.mode == Mode::Train) {
         item("gradients", m.gradients);
         item("optimizer states", m.optimizer);

@@ -15,6 +15,13 @@ QString shapeGroupName(size_t nodes)
                       : LayerTreeModel::tr("shape computations (%n nodes)", nullptr, static_cast<int>(nodes));
 }
 
+// Mask construction folded into one row (core treeEntries' maskNodes).
+QString maskGroupName(size_t nodes)
+{
+    return nodes == 1 ? LayerTreeModel::tr("attention mask (1 node)")
+                      : LayerTreeModel::tr("attention mask (%n nodes)", nullptr, static_cast<int>(nodes));
+}
+
 bool globMatch(std::string_view p, std::string_view t)
 {
     // Iterative * and ? matching with one backtrack point ('*' spans '/': "layer1/*" freezes the subtree).
@@ -112,12 +119,15 @@ void LayerTreeModel::buildLayer(int layer, int parentItem)
         } else if (entry.node >= 0) {
             addNodeRow(entry.node, parentItem);
         } else {
+            const bool mask = !entry.maskNodes.empty();
+            const std::vector<int>& nodes = mask ? entry.maskNodes : entry.shapeNodes;
             LayerItem group;
             group.shapeGroup = true;
-            group.name = shapeGroupName(entry.shapeNodes.size());
+            group.maskGroup = mask;
+            group.name = mask ? maskGroupName(nodes.size()) : shapeGroupName(nodes.size());
             group.path = qs(m_model->layers[static_cast<size_t>(layer)].path);
             const int g = addItem(std::move(group), parentItem);
-            for (int n : entry.shapeNodes)
+            for (int n : nodes)
                 addNodeRow(n, g);
         }
     }
@@ -278,6 +288,10 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const
             return item.frozen ? Qt::Checked : Qt::Unchecked;
         break;
     case Qt::ToolTipRole:
+        if (column == NameColumn && item.maskGroup)
+            return tr("The attention mask (and position ids) the model's forward builds from the inputs alone "
+                      "before its first layer: no parameters; its [batch, 1, seq, seq] tensors grow with the "
+                      "square of the sequence.");
         if (column == NameColumn && item.shapeGroup)
             return tr("The exporter's shape arithmetic (Shape, Gather, Concat, ... on shape-sized integers): no "
                       "memory to speak of. View > Show Shape Computations lists them in place.");

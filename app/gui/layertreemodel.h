@@ -10,12 +10,14 @@ namespace gui {
 
 // "shape computations (N nodes)", "(1 node)" for one: the folded row's name in the tree and the PDF.
 QString shapeGroupName(size_t nodes);
+QString maskGroupName(size_t nodes);
 
 struct LayerItem : TreeItem
 {
     int layer = -1;          // LayerNode, or -1 for a graph-node row
     int node = -1;           // graph node shown by this row, or -1 for an aggregate layer
     bool shapeGroup = false; // the folded "shape computations" row of a layer (its nodes are children)
+    bool maskGroup = false;  // ... or its folded "attention mask" row (shapeGroup set too: no freeze box)
     QString name;
     QString path; // what freezing this row adds to Config::freeze
     int64_t params = 0;

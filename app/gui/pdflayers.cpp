@@ -113,14 +113,16 @@ void PdfReport::layerTable(ReportDocument& doc)
             // Graph nodes directly under a layer are summed into one row per layer, like the CLI table.
             if (entry.node >= 0)
                 continue;
+            const bool mask = !entry.maskNodes.empty();
+            const std::vector<int>& nodes = mask ? entry.maskNodes : entry.shapeNodes;
             int64_t out = 0, saved = 0;
-            for (int n : entry.shapeNodes)
+            for (int n : nodes)
                 if (static_cast<size_t>(n) < e.nodes.size()) {
                     out += e.nodes[static_cast<size_t>(n)].outputBytes;
                     saved += e.nodes[static_cast<size_t>(n)].savedBytes;
                 }
-            rows.append({indent + shapeGroupName(entry.shapeNodes.size()), QString(), QString(), bytes(out),
-                         saved > 0 ? bytes(saved) : QString()});
+            rows.append({indent + (mask ? maskGroupName(nodes.size()) : shapeGroupName(nodes.size())), QString(),
+                         QString(), bytes(out), saved > 0 ? bytes(saved) : QString()});
         }
     };
     if (!m_model.layers.empty())

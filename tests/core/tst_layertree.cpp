@@ -217,11 +217,81 @@ private slots:
             for (const TreeEntry& e : treeEntries(m, layer, false)) {
                 if (e.layer >= 0)
                     count(e.layer);
-                listed += e.node >= 0 ? 1 : static_cast<int64_t>(e.shapeNodes.size());
+                listed += e.node >= 0 ? 1 : static_cast<int64_t>(e.shapeNodes.size() + e.maskNodes.size());
             }
         };
         count(0);
         QCOMPARE(listed, int64_t(m.nodes.size()));
+    }
+
+    // Today's exporter (torch.onnx dynamo, transformers 4.5x) writes the causal/padding mask and the
+    // positions as loose nodes of the top module (create_causal_mask, get_extended_attention_mask): one
+    // "attention mask" row where the first of them runs, before the first block; nothing in it reads a
+    // parameter or an activation, and it holds the [batch, 1, seq, seq]-like mask. ~20 rows otherwise.
+    void maskRowFolded_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("layer");
+        QTest::addColumn<QString>("firstBlock");
+        QTest::newRow("llama_small") << QStringLiteral(HEADROOM_TEST_DATA "/hf/llama_small.onnx")
+                                     << QStringLiteral("m/model") << QStringLiteral("layers.0");
+        QTest::newRow("bert_base") << QStringLiteral(HEADROOM_TEST_DATA "/hf/bert_base.onnx")
+                                   << QStringLiteral("m/bert") << QStringLiteral("encoder");
+    }
+    void maskRowFolded()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, layer);
+        QFETCH(QString, firstBlock);
+        const Model m = loadModel(file.toStdString());
+        const LayerNode* l = find(m, layer.toStdString());
+        QVERIFY(l);
+        const std::vector<TreeEntry> entries = treeEntries(m, int(l - m.layers.data()), false);
+        int masks = 0, maskAt = -1, blockAt = -1;
+        size_t folded = 0;
+        bool rank4 = false;
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const TreeEntry& e = entries[i];
+            if (e.layer >= 0 && m.layers[size_t(e.layer)].name == firstBlock.toStdString())
+                blockAt = int(i);
+            if (e.node >= 0)
+                QVERIFY2(!m.nodes[size_t(e.node)].fromInputsOnly, m.nodes[size_t(e.node)].name.c_str());
+            if (e.maskNodes.empty())
+                continue;
+            ++masks;
+            maskAt = int(i);
+            folded = e.maskNodes.size();
+            for (int n : e.maskNodes)
+                for (int t : m.nodes[size_t(n)].inputs) {
+                    QVERIFY(t < 0 || m.tensors[size_t(t)].role != TensorRole::Parameter);
+                    QVERIFY(t < 0 || isInteger(m.tensors[size_t(t)].dtype) ||
+                            m.tensors[size_t(t)].dtype == DType::Bool ||
+                            m.tensors[size_t(t)].role != TensorRole::Input);
+                }
+            for (int n : e.maskNodes)
+                for (int t : m.nodes[size_t(n)].outputs)
+                    rank4 = rank4 || (t >= 0 && m.tensors[size_t(t)].shape.dims.size() == 4);
+        }
+        QCOMPARE(masks, 1);
+        QVERIFY2(folded >= 5, std::to_string(folded).c_str());
+        QVERIFY(rank4);
+        QVERIFY(blockAt >= 0);
+        QVERIFY(maskAt < blockAt);
+        // Shown in place when asked for: no mask row then.
+        for (const TreeEntry& e : treeEntries(m, int(l - m.layers.data()), true))
+            QVERIFY(e.maskNodes.empty());
+    }
+
+    // A config.json's graph (built by hfconfig.cpp) keeps its "mask" module, a leaf, as it is; its lone
+    // positions Range is not a mask and stays a node; rotary_emb (cos/sin from the positions, no parameter) is
+    // no mask either: no mask row anywhere in the tree.
+    void noMaskRowWithoutMask()
+    {
+        const Model m = loadModel(HEADROOM_TEST_DATA "/hf/llama_small.config.json");
+        QVERIFY(find(m, "mask") && find(m, "model/rotary_emb"));
+        for (size_t l = 0; l < m.layers.size(); ++l)
+            for (const TreeEntry& e : treeEntries(m, int(l), false))
+                QVERIFY2(e.maskNodes.empty(), m.layers[l].path.c_str());
     }
 
     void tiedEmbeddingCountedOnce()

@@ -150,6 +150,33 @@ void markShapeComputations(Model& m)
     }
 }
 
+// Nodes computed from the integer inputs (input_ids' shape, attention_mask, position ids) and constants alone,
+// no parameter and no float activation on the way: the causal/padding mask and the positions that a model's
+// forward builds before its first block (transformers' create_causal_mask, BERT's get_extended_attention_mask).
+// Shape computations count as such inputs.
+void markInputOnlyNodes(Model& m)
+{
+    for (Node& n : m.nodes) {
+        bool only = n.domain.empty() && !n.hasSubgraphs && !n.shapeComputation && !n.outputs.empty();
+        for (int t : n.inputs) {
+            if (!only || t < 0)
+                continue;
+            const Tensor& in = m.tensors[size_t(t)];
+            if (in.producer >= 0) {
+                const Node& p = m.nodes[size_t(in.producer)];
+                only = p.fromInputsOnly || p.shapeComputation;
+            } else if (in.role == TensorRole::Input) {
+                only = isInteger(in.dtype) || in.dtype == DType::Bool;
+            } else {
+                only = in.role != TensorRole::Parameter; // a constant or a buffer (GPT-2's causal `bias`)
+            }
+        }
+        for (int t : n.outputs)
+            only = only && (t < 0 || !m.tensors[size_t(t)].isGraphOutput);
+        n.fromInputsOnly = only;
+    }
+}
+
 // Where the nodes' layer paths come from: the first source that covers the graph wins.
 enum class Naming { Module, Scope, Paddle, Anchor };
 
@@ -290,6 +317,7 @@ void buildLayerTree(Model& m)
     placeNodes(m, chooseNaming(m));
     setNodeRanges(m);
     markShapeComputations(m);
+    markInputOnlyNodes(m);
     markShapeOnlyLayers(m);
     sumParameters(m);
 }

@@ -16,6 +16,19 @@ void collectNodes(const Model& m, int layer, std::vector<int>& out)
         collectNodes(m, c, out);
 }
 
+// The folded mask row needs the mask itself among the nodes: a lone position Range stays a plain node.
+bool buildsMask(const Model& m, const std::vector<int>& nodes)
+{
+    if (nodes.size() < 2)
+        return false;
+    for (int n : nodes)
+        for (int t : m.nodes[size_t(n)].outputs)
+            if (t >= 0 && m.tensors[size_t(t)].shape.state == TensorShape::State::Exact &&
+                m.tensors[size_t(t)].shape.dims.size() >= 3)
+                return true;
+    return false;
+}
+
 } // namespace
 
 std::string layerNote(const Model& m, int layer)
@@ -54,11 +67,25 @@ std::vector<TreeEntry> treeEntries(const Model& m, int layer, bool showShapeComp
         e.layer = c;
         ordered.emplace_back(m.layers[size_t(c)].firstNode, std::move(e));
     }
+    std::vector<int> mask;
+    for (int n : l.nodes)
+        if (!showShapeComputations && m.nodes[size_t(n)].fromInputsOnly)
+            mask.push_back(n);
+    // Only a module with blocks under it builds a mask before them (a leaf such as a config.json graph's own
+    // "mask" module or rotary_emb is that one thing already, and says so by its name)
+    const bool foldMask = !l.children.empty() && buildsMask(m, mask);
+    if (foldMask) {
+        TreeEntry e;
+        e.maskNodes = mask;
+        ordered.emplace_back(mask.front(), std::move(e));
+    }
     for (int n : l.nodes) {
         if (!showShapeComputations && m.nodes[size_t(n)].shapeComputation) {
             group.push_back(n);
             continue;
         }
+        if (foldMask && m.nodes[size_t(n)].fromInputsOnly)
+            continue;
         TreeEntry e;
         e.node = n;
         ordered.emplace_back(n, std::move(e));

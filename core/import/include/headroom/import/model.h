@@ -78,6 +78,7 @@ struct Node
                                      // exporter's metadata_props, else from the parameters it consumes; "" if neither
     bool moduleFromMetadata = false; // `module` came from metadata_props (not guessed from parameter names)
     bool shapeComputation = false;   // exporter shape arithmetic: outputs only feed shape operands (layer_tree.cpp)
+    bool fromInputsOnly = false;     // parameter-free, computed from integer inputs and constants: masks, positions
 
     const Attr* attr(std::string_view n) const noexcept;
     int64_t attrInt(std::string_view n, int64_t fallback) const noexcept;
