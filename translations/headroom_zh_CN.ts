@@ -2,6 +2,113 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>CoreWarning</name>
+    <message>
+        <source>%1: external weight data is not present (architecture only); sizes come from dims and dtypes</source>
+        <translation>%1：外部权重数据不存在（仅架构）；大小由维度和数据类型得出</translation>
+    </message>
+    <message>
+        <source>%1: built from a Hugging Face config.json (architecture only, no weights); sizes come from its hyper-parameters</source>
+        <translation>%1：由 Hugging Face config.json 构建（仅架构，无权重）；大小由其超参数得出</translation>
+    </message>
+    <message>
+        <source>%1: no symbol named &apos;%2&apos; (the model has none)</source>
+        <translation>%1：没有名为“%2”的符号（该模型没有符号）</translation>
+    </message>
+    <message>
+        <source>%1: no symbol named &apos;%2&apos; (symbols: %3)</source>
+        <translation>%1：没有名为“%2”的符号（现有符号：%3）</translation>
+    </message>
+    <message>
+        <source>%1: value %2 for &apos;%3&apos; ignored (must be &gt;= 1)</source>
+        <translation>%1：“%3”的取值 %2 已忽略（必须 &gt;= 1）</translation>
+    </message>
+    <message>
+        <source>%1: IR version %2 is outside the supported range 3-10; loading anyway</source>
+        <translation>%1：IR 版本 %2 超出支持范围 3-10；仍然加载</translation>
+    </message>
+    <message>
+        <source>%1: opset %2 is outside the supported range 7-18; loading anyway</source>
+        <translation>%1：算子集版本 %2 超出支持范围 7-18；仍然加载</translation>
+    </message>
+    <message>
+        <source>%1: node &apos;%2&apos;: custom op %3; its output shapes come from the file&apos;s declarations if any</source>
+        <translation>%1：节点“%2”：自定义算子 %3；其输出形状取自文件中的声明（如有）</translation>
+    </message>
+    <message>
+        <source>%1: initializer &apos;%2&apos; is defined twice; the first definition is used</source>
+        <translation>%1：初始化器“%2”定义了两次；使用第一个定义</translation>
+    </message>
+    <message>
+        <source>%1: initializer &apos;%2&apos;: external data location &apos;%3&apos; is outside the model&apos;s folder; not followed</source>
+        <translation>%1：初始化器“%2”：外部数据位置“%3”在模型所在文件夹之外；未读取</translation>
+    </message>
+    <message>
+        <source>%1: node &apos;%2&apos;: Constant without a value</source>
+        <translation>%1：节点“%2”：Constant 没有值</translation>
+    </message>
+    <message>
+        <source>%1: node &apos;%2&apos;: output &apos;%3&apos; is already defined elsewhere; renamed</source>
+        <translation>%1：节点“%2”：输出“%3”已在别处定义；已重命名</translation>
+    </message>
+    <message>
+        <source>%1: node &apos;%2&apos;: input &apos;%3&apos; is not produced by any node, input or initializer</source>
+        <translation>%1：节点“%2”：输入“%3”不由任何节点、输入或初始化器产生</translation>
+    </message>
+    <message>
+        <source>%1: graph output &apos;%2&apos; is not produced by any node</source>
+        <translation>%1：图输出“%2”不由任何节点产生</translation>
+    </message>
+    <message>
+        <source>%1: input &apos;%2&apos; has no declared shape; tensors that depend on it stay unknown</source>
+        <translation>%1：输入“%2”没有声明形状；依赖它的张量形状未知</translation>
+    </message>
+    <message>
+        <source>%1: more than 31 symbols; &apos;%2&apos; is fixed at 1</source>
+        <translation>%1：符号超过 31 个；“%2”固定为 1</translation>
+    </message>
+    <message>
+        <source>%1: node &apos;%2&apos; (%3): %4; 1 tensor has an unknown shape</source>
+        <translation>%1：节点“%2”（%3）：%4；1 个张量形状未知</translation>
+    </message>
+    <message>
+        <source>%1: node &apos;%2&apos; (%3): %4; %5 tensors have an unknown shape</source>
+        <translation>%1：节点“%2”（%3）：%4；%5 个张量形状未知</translation>
+    </message>
+    <message>
+        <source>%1: 1 tensor&apos;s declared shape (value_info) disagrees with Headroom&apos;s inference, first &apos;%2&apos;; the inferred shape is used</source>
+        <translation>%1：1 个张量声明的形状（value_info）与 Headroom 的推断不一致，首个为“%2”；使用推断的形状</translation>
+    </message>
+    <message>
+        <source>%1: %2 tensors&apos; declared shape (value_info) disagrees with Headroom&apos;s inference, first &apos;%3&apos;; the inferred shape is used</source>
+        <translation>%1：%2 个张量声明的形状（value_info）与 Headroom 的推断不一致，首个为“%3”；使用推断的形状</translation>
+    </message>
+    <message>
+        <source>%1: tensor &apos;%2&apos;: its size overflows 64-bit bytes</source>
+        <translation>%1：张量“%2”：其字节数超出 64 位范围</translation>
+    </message>
+    <message>
+        <source>no saved-for-backward rule for %1 (1 node, first %2): assumed it keeps its inputs and outputs</source>
+        <translation>%1 没有“为反向传播保存”的规则（1 个节点，首个为 %2）：假定它保留全部输入和输出</translation>
+    </message>
+    <message>
+        <source>no saved-for-backward rule for %1 (%2 nodes, first %3): assumed it keeps its inputs and outputs</source>
+        <translation>%1 没有“为反向传播保存”的规则（%2 个节点，首个为 %3）：假定它保留全部输入和输出</translation>
+    </message>
+    <message>
+        <source>--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed</source>
+        <translation>--grad-checkpoint layers：层树中没有解码层列表（model.layers.N）；没有设置任何检查点</translation>
+    </message>
+    <message>
+        <source>dtype policy %1 is weight-only inference: evaluated as inference</source>
+        <translation>精度策略 %1 仅用于推理（只量化权重）：按推理计算</translation>
+    </message>
+    <message>
+        <source>%1 activation(s) have an unknown shape at this binding and count as 0 bytes</source>
+        <translation>%1 个激活在当前取值下形状未知，按 0 字节计</translation>
+    </message>
+</context>
+<context>
     <name>PdfReport</name>
     <message>
         <source>%1 (%2 bytes)</source>
@@ -995,6 +1102,14 @@
         <source>Share of the device</source>
         <translation>占显存比例</translation>
     </message>
+    <message>
+        <source>Dequantized weight</source>
+        <translation>反量化权重</translation>
+    </message>
+    <message>
+        <source>the largest 4/8-bit weight unpacked to the compute dtype, held at the peak</source>
+        <translation>解包为计算数据类型的最大 4/8 位权重，在峰值时存活</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -1077,6 +1192,10 @@
         <source>To fit: %1 → needs %2, %3 to spare.</source>
         <extracomment>%1 the steps, %2 the need after them, %3 what is left on the GPU</extracomment>
         <translation>放下的方案：%1 → 需要 %2，剩余 %3。</translation>
+    </message>
+    <message>
+        <source>LoRA adapters (r %1, PEFT defaults) instead of full fine-tuning</source>
+        <translation>用 LoRA 适配器（r %1，PEFT 默认值）代替全量微调</translation>
     </message>
 </context>
 <context>
@@ -1342,6 +1461,10 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <source>Needs %1: %2.</source>
         <extracomment>%1 the need, %2 the parts of the need</extracomment>
         <translation>需要 %1：%2。</translation>
+    </message>
+    <message>
+        <source>Dequantized weight</source>
+        <translation>反量化权重</translation>
     </message>
 </context>
 <context>
@@ -1872,6 +1995,20 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>shape computations (1 node)</source>
         <translation>形状计算（1 个节点）</translation>
+    </message>
+    <message>
+        <source>attention mask (1 node)</source>
+        <translation>注意力掩码（1 个节点）</translation>
+    </message>
+    <message numerus="yes">
+        <source>attention mask (%n nodes)</source>
+        <translation>
+            <numerusform>注意力掩码（%n 个节点）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The attention mask (and position ids) the model&apos;s forward builds from the inputs alone before its first layer: no parameters; its [batch, 1, seq, seq] tensors grow with the square of the sequence.</source>
+        <translation>模型前向在第一层之前仅由输入构建的注意力掩码（及位置编号）：没有参数；其 [batch, 1, seq, seq] 张量随序列长度的平方增长。</translation>
     </message>
 </context>
 <context>
@@ -2596,6 +2733,140 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     </message>
 </context>
 <context>
+    <name>gui::ServingPage</name>
+    <message>
+        <source>vLLM %1</source>
+        <translation>vLLM %1 引擎</translation>
+    </message>
+    <message>
+        <source>Hugging Face generate()</source>
+        <translation>Hugging Face generate() 生成</translation>
+    </message>
+    <message>
+        <source>Model dtype (auto)</source>
+        <translation>模型数据类型（自动）</translation>
+    </message>
+    <message>
+        <source>fp8 (1 byte a value)</source>
+        <translation>fp8（每个值 1 字节）</translation>
+    </message>
+    <message>
+        <source>Dynamic (grows each step)</source>
+        <translation>动态（每步增长）</translation>
+    </message>
+    <message>
+        <source>Static (preallocated)</source>
+        <translation>静态（预先分配）</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>显卡</translation>
+    </message>
+    <message>
+        <source>Context length (tokens)</source>
+        <translation>上下文长度（词元）</translation>
+    </message>
+    <message>
+        <source>Tensor parallel (GPUs)</source>
+        <translation>张量并行（显卡数）</translation>
+    </message>
+    <message>
+        <source>KV cache dtype</source>
+        <translation>KV 缓存数据类型</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>New tokens</source>
+        <translation>新生成词元数</translation>
+    </message>
+    <message>
+        <source>Concurrent requests (max_num_seqs)</source>
+        <translation>并发请求数（max_num_seqs）</translation>
+    </message>
+    <message>
+        <source>Batch (sequences at once)</source>
+        <translation>批大小（同时生成的序列数）</translation>
+    </message>
+</context>
+<context>
+    <name>gui::ServingState</name>
+    <message>
+        <source>Open a Hugging Face config.json to plan serving</source>
+        <translation>打开 Hugging Face config.json 以规划推理服务</translation>
+    </message>
+    <message>
+        <source>Cannot tell: %1 lacks %2</source>
+        <translation>无法判断：%1 缺少 %2</translation>
+    </message>
+    <message>
+        <source>Does not start on %1 (TP %2): %3</source>
+        <translation>无法在 %1 上启动（张量并行 %2）：%3</translation>
+    </message>
+    <message>
+        <source>Serves %1 concurrent %2-token requests on %3 (TP %4)</source>
+        <translation>在 %3 上可同时服务 %1 个 %2 词元的请求（张量并行 %4）</translation>
+    </message>
+    <message>
+        <source>%1, fewer than the %2 asked for: the others wait in vLLM&apos;s queue</source>
+        <translation>%1，少于所要求的 %2 个：其余请求在 vLLM 的队列中等待</translation>
+    </message>
+    <message>
+        <source>batch %1 of %2 + %3 tokens</source>
+        <translation>批大小 %1，%2 + %3 个词元</translation>
+    </message>
+    <message>
+        <source>generate() fits %1 on %2: peak %3 (max batch %4)</source>
+        <translation>generate() 可在 %2 上运行 %1：峰值 %3（最大批大小 %4）</translation>
+    </message>
+    <message>
+        <source>generate() does not fit %1 on %2: peak %3 of %4 (max batch %5)</source>
+        <translation>generate() 无法在 %2 上运行 %1：峰值 %3，容量 %4（最大批大小 %5）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Longest context that starts: %1</source>
+        <translation>可启动的最长上下文：%1</translation>
+    </message>
+    <message>
+        <source>Longest prompt that fits: %1</source>
+        <translation>可容纳的最长提示：%1</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>CUDA graphs</source>
+        <translation>CUDA 图</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>Other (context, NCCL, workspaces)</source>
+        <translation>其他（上下文、NCCL、工作区）</translation>
+    </message>
+    <message>
+        <source>Unused</source>
+        <translation>未使用</translation>
+    </message>
+</context>
+<context>
     <name>gui::TimelineChart</name>
     <message>
         <source>forward</source>
@@ -2787,6 +3058,11 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source> · %1, %2</source>
         <translation> · %1，%2</translation>
     </message>
+    <message>
+        <source>Fits on %1 — %2 headroom, max batch %3 (%4 expected)</source>
+        <extracomment>%1 GPU, %2 free bytes left, %3 largest batch that fits with the safety margin (docs/ACCURACY.md), %4 the largest the model itself gives</extracomment>
+        <translation>可以放进 %1 — 剩余 %2，最大批大小 %3（预计 %4）</translation>
+    </message>
 </context>
 <context>
     <name>main</name>
@@ -2829,140 +3105,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>name</source>
         <translation>名称</translation>
-    </message>
-</context>
-<context>
-    <name>gui::ServingPage</name>
-    <message>
-        <source>vLLM %1</source>
-        <translation>vLLM %1 引擎</translation>
-    </message>
-    <message>
-        <source>Hugging Face generate()</source>
-        <translation>Hugging Face generate() 生成</translation>
-    </message>
-    <message>
-        <source>Model dtype (auto)</source>
-        <translation>模型数据类型（自动）</translation>
-    </message>
-    <message>
-        <source>fp8 (1 byte a value)</source>
-        <translation>fp8（每个值 1 字节）</translation>
-    </message>
-    <message>
-        <source>Dynamic (grows each step)</source>
-        <translation>动态（每步增长）</translation>
-    </message>
-    <message>
-        <source>Static (preallocated)</source>
-        <translation>静态（预先分配）</translation>
-    </message>
-    <message>
-        <source>Engine</source>
-        <translation>引擎</translation>
-    </message>
-    <message>
-        <source>GPU</source>
-        <translation>显卡</translation>
-    </message>
-    <message>
-        <source>Context length (tokens)</source>
-        <translation>上下文长度（词元）</translation>
-    </message>
-    <message>
-        <source>Tensor parallel (GPUs)</source>
-        <translation>张量并行（显卡数）</translation>
-    </message>
-    <message>
-        <source>KV cache dtype</source>
-        <translation>KV 缓存数据类型</translation>
-    </message>
-    <message>
-        <source>KV cache</source>
-        <translation>KV 缓存</translation>
-    </message>
-    <message>
-        <source>New tokens</source>
-        <translation>新生成词元数</translation>
-    </message>
-    <message>
-        <source>Concurrent requests (max_num_seqs)</source>
-        <translation>并发请求数（max_num_seqs）</translation>
-    </message>
-    <message>
-        <source>Batch (sequences at once)</source>
-        <translation>批大小（同时生成的序列数）</translation>
-    </message>
-</context>
-<context>
-    <name>gui::ServingState</name>
-    <message>
-        <source>Open a Hugging Face config.json to plan serving</source>
-        <translation>打开 Hugging Face config.json 以规划推理服务</translation>
-    </message>
-    <message>
-        <source>Cannot tell: %1 lacks %2</source>
-        <translation>无法判断：%1 缺少 %2</translation>
-    </message>
-    <message>
-        <source>Does not start on %1 (TP %2): %3</source>
-        <translation>无法在 %1 上启动（张量并行 %2）：%3</translation>
-    </message>
-    <message>
-        <source>Serves %1 concurrent %2-token requests on %3 (TP %4)</source>
-        <translation>在 %3 上可同时服务 %1 个 %2 词元的请求（张量并行 %4）</translation>
-    </message>
-    <message>
-        <source>%1, fewer than the %2 asked for: the others wait in vLLM&apos;s queue</source>
-        <translation>%1，少于所要求的 %2 个：其余请求在 vLLM 的队列中等待</translation>
-    </message>
-    <message>
-        <source>batch %1 of %2 + %3 tokens</source>
-        <translation>批大小 %1，%2 + %3 个词元</translation>
-    </message>
-    <message>
-        <source>generate() fits %1 on %2: peak %3 (max batch %4)</source>
-        <translation>generate() 可在 %2 上运行 %1：峰值 %3（最大批大小 %4）</translation>
-    </message>
-    <message>
-        <source>generate() does not fit %1 on %2: peak %3 of %4 (max batch %5)</source>
-        <translation>generate() 无法在 %2 上运行 %1：峰值 %3，容量 %4（最大批大小 %5）</translation>
-    </message>
-    <message>
-        <source>none</source>
-        <translation>无</translation>
-    </message>
-    <message>
-        <source>Longest context that starts: %1</source>
-        <translation>可启动的最长上下文：%1</translation>
-    </message>
-    <message>
-        <source>Longest prompt that fits: %1</source>
-        <translation>可容纳的最长提示：%1</translation>
-    </message>
-    <message>
-        <source>Weights</source>
-        <translation>权重</translation>
-    </message>
-    <message>
-        <source>Activation</source>
-        <translation>激活</translation>
-    </message>
-    <message>
-        <source>CUDA graphs</source>
-        <translation>CUDA 图</translation>
-    </message>
-    <message>
-        <source>KV cache</source>
-        <translation>KV 缓存</translation>
-    </message>
-    <message>
-        <source>Other (context, NCCL, workspaces)</source>
-        <translation>其他（上下文、NCCL、工作区）</translation>
-    </message>
-    <message>
-        <source>Unused</source>
-        <translation>未使用</translation>
     </message>
 </context>
 </TS>

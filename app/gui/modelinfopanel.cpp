@@ -1,5 +1,7 @@
 #include "modelinfopanel.h"
 
+#include "warningtext.h"
+
 #include "headroom/import/hfconfig.h"
 
 #include <QFileInfo>
@@ -94,9 +96,9 @@ void ModelInfoPanel::refresh()
     const QString name = QFileInfo(path).fileName();
     for (const std::string& w : m.warnings)
         if (!(architectureOnly && w.find("architecture only") != std::string::npos))
-            m_warnings->addItem(qs(w).replace(path, name));
+            m_warnings->addItem(warningText(w).replace(path, name));
     for (const std::string& w : m_evaluationWarnings)
-        m_warnings->addItem(qs(w));
+        m_warnings->addItem(warningText(w));
     if (m_warnings->count() == 0)
         m_warnings->addItem(tr("none"));
 }

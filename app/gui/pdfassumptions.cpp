@@ -1,5 +1,6 @@
 // The formulas behind every figure, with this configuration's numbers filled in, and the warnings.
 #include "pdfsections.h"
+#include "warningtext.h"
 
 #include <algorithm>
 
@@ -108,7 +109,7 @@ void PdfReport::warnings(ReportDocument& doc)
     doc.subheading(tr("Warnings"));
     const size_t shown = std::min<size_t>(all.size(), 60);
     for (size_t i = 0; i < shown; ++i)
-        doc.bullet(qs(all[i]), 7.5);
+        doc.bullet(warningText(all[i]), 7.5);
     if (all.size() > shown)
         doc.paragraph(tr("… and %1 more (see the JSON export).").arg(all.size() - shown), 7.5, kMuted);
 }

@@ -1,6 +1,10 @@
 // translations/headroom_zh_CN.ts is complete (no unfinished, empty or copied entries; placeholders kept),
 // it is compiled into headroom_ui's resources, and LanguageService picks the language as Heimer does.
 #include "languageservice.h"
+#include "warningtext.h"
+
+#include "headroom/load/loader.h"
+#include "headroom/memory/engine.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -131,6 +135,47 @@ private slots:
         QVERIFY(translator.load(QStringLiteral(":/i18n/headroom_zh_CN.qm")));
         QVERIFY(!translator.isEmpty());
         QVERIFY(hasCjk(translator.translate("PdfReport", "GPU memory report: %1")));
+    }
+
+    // The core's warnings (English, no Qt) reach a Chinese user in Chinese: every template is matched by the
+    // sentence it describes and translated with its values kept; real warnings from a load and an
+    // evaluation come out translated, with the file name in them.
+    void coreWarnings()
+    {
+        LanguageService service;
+        QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("zh_CN")),
+                 QStringLiteral("zh_CN"));
+        QVERIFY(gui::warningTemplateCount() >= 20);
+        for (int i = 0; i < gui::warningTemplateCount(); ++i) {
+            QString english = QString::fromUtf8(gui::warningTemplate(i));
+            QStringList values;
+            for (int k = 1; k <= 9; ++k)
+                if (english.contains(QStringLiteral("%%1").arg(k))) {
+                    values << QStringLiteral("v%1x").arg(k);
+                    english.replace(QStringLiteral("%%1").arg(k), values.last());
+                }
+            const QString shown = gui::warningText(english.toStdString());
+            QVERIFY2(hasCjk(shown), qPrintable(english + QStringLiteral(" -> ") + shown));
+            for (const QString& v : values)
+                QVERIFY2(shown.contains(v), qPrintable(shown));
+        }
+        const headroom::Model m = headroom::loadModel(HEADROOM_TEST_DATA "/hf/llama_small.onnx");
+        QVERIFY(!m.warnings.empty());
+        for (const std::string& w : m.warnings) {
+            const QString shown = gui::warningText(w);
+            QVERIFY2(hasCjk(shown) && shown.contains(QStringLiteral("llama_small.onnx")), qPrintable(shown));
+        }
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        c.dtype = headroom::DtypePolicy::INT8; // weight-only inference policy in training mode: a warning
+        const headroom::Evaluation e = headroom::evaluate(m, c);
+        QVERIFY(!e.warnings.empty());
+        for (const std::string& w : e.warnings)
+            QVERIFY2(hasCjk(gui::warningText(w)), w.c_str());
+        // Untranslated text passes through unchanged.
+        QCOMPARE(gui::warningText("something new"), QStringLiteral("something new"));
+        QCOMPARE(service.installLanguage(*QCoreApplication::instance(), QStringLiteral("en")), QStringLiteral("en_US"));
+        QCOMPARE(gui::warningText(m.warnings.front()), QString::fromStdString(m.warnings.front()));
     }
 
     void install()
