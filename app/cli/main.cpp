@@ -188,6 +188,8 @@ int run(int argc, char** argv)
 
     ReportOptions ro;
     ro.timeline = o.timeline;
+    if (config.mode == Mode::Train && config.finetune.lora.r <= 0)
+        ro.loraVariant = peftDefaultLoraVariant(o.model, load); // loaded only if the fit plan asks
     if (o.maxSymbol) {
         ro.maxSymbol = model.symbolIndex(*o.maxSymbol);
         if (ro.maxSymbol < 0) {

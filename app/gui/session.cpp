@@ -2,6 +2,7 @@
 
 #include "headroom/hardware/multigpu.h"
 #include "headroom/import/batch.h"
+#include "headroom/load/loader.h"
 
 #include <QElapsedTimer>
 
@@ -11,9 +12,10 @@ namespace {
 // The detail pass: what the fast figures leave out. The full report also searches each symbol's largest
 // fitting value, for the sliders' marks; the batch sweep only when its tab wants it.
 headroom::Report detailed(const headroom::EnginePlan& plan, headroom::Report report, bool sweep,
-                          const std::atomic<bool>* cancel)
+                          const std::atomic<bool>* cancel, const headroom::LoraVariantSource& lora)
 {
     headroom::ReportOptions options;
+    options.loraVariant = lora;
     options.symbolMaxima = true;
     options.batchSweep = sweep;
     options.cancel = cancel;
@@ -37,7 +39,7 @@ void AnalysisSession::setSweepWanted(bool wanted)
     if (!wanted || !m_model || hasSweep())
         return;
     if (m_synchronous) {
-        m_report = std::make_shared<const headroom::Report>(detailed(m_plan, *m_report, true, nullptr));
+        m_report = std::make_shared<const headroom::Report>(detailed(m_plan, *m_report, true, nullptr, m_loraVariant));
         m_reportHasSweep = true;
         emit detailsChanged();
     } else if (m_complete) {
@@ -83,6 +85,9 @@ void AnalysisSession::setModel(ModelPtr model, const headroom::Config& config)
 {
     m_model = std::move(model);
     m_config = config;
+    // The fit plan's LoRA step loads the file again with PEFT's default adapters, once, on the worker, and
+    // only when full fine-tuning does not fit (a model loaded with LoRA never asks).
+    m_loraVariant = m_model ? headroom::peftDefaultLoraVariant(m_model->info.file, {}) : headroom::LoraVariantSource{};
     m_report = std::make_shared<const headroom::Report>();
     m_plan = {}; // built with the first figures (on the worker for a large graph)
     m_maxBatchConfig.reset();
@@ -108,7 +113,8 @@ void AnalysisSession::recompute()
     if (m_synchronous) {
         m_detailsTimer->stop();
         applyFast(computeFast(m_model, m_plan, m_config, std::nullopt));
-        m_report = std::make_shared<const headroom::Report>(detailed(m_plan, *m_report, m_sweepWanted, nullptr));
+        m_report = std::make_shared<const headroom::Report>(
+            detailed(m_plan, *m_report, m_sweepWanted, nullptr, m_loraVariant));
         m_reportHasSweep = m_sweepWanted;
         m_complete = true;
         emit detailsChanged();
@@ -223,11 +229,11 @@ void AnalysisSession::startDetails()
     const bool sweep = m_sweepWanted;
     std::shared_ptr<const headroom::Report> shown = m_shownJob == job ? m_report : nullptr;
     m_pool.start([this, job, sweep, shown, known = knownMaxBatch(), model = m_model, plan = m_plan, config = m_config,
-                  cancel = m_detailsCancel] {
+                  cancel = m_detailsCancel, lora = m_loraVariant] {
         Fast fast = shown ? Fast{*shown, planFor(*model, plan, config), std::nullopt, 0}
                           : computeFast(model, plan, config, known);
         auto report = std::make_shared<const headroom::Report>(
-            detailed(fast.plan, std::move(fast.report), sweep, cancel.get()));
+            detailed(fast.plan, std::move(fast.report), sweep, cancel.get(), lora));
         QMetaObject::invokeMethod(
             this,
             [this, job, sweep, report] {

@@ -93,6 +93,7 @@ private:
     int64_t m_maxBatch = 0;
 
     ModelPtr m_model;
+    headroom::LoraVariantSource m_loraVariant; // the model with PEFT's default adapters, for the fit plan
     headroom::Config m_config;
     // Shared with the detail pass, which extends a copy of it on the worker; never null.
     std::shared_ptr<const headroom::Report> m_report = std::make_shared<const headroom::Report>();

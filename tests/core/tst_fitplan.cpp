@@ -186,6 +186,53 @@ private slots:
         }
     }
 
+    // Full fine-tuning of an 8B in pure bf16 with AdamW (16 bytes a parameter: ~120 GiB) on a 4090: LoRA
+    // with PEFT's defaults is in the plan, and the plan's configuration, evaluated afresh on the model loaded
+    // with those adapters (the same load as --lora r=8,alpha=8), fits. A ResNet has no Linear PEFT targets:
+    // no LoRA step, and the source says so with a null model.
+    void fullFineTuningSwitchesToLora_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<bool>("loraApplies");
+        QTest::newRow("Llama-3.1-8B") << QString::fromStdString(sample(QStringLiteral("Llama-3.1-8B.json"))) << true;
+        QTest::newRow("Qwen2.5-7B") << QString::fromStdString(sample(QStringLiteral("Qwen2.5-7B.json"))) << true;
+        QTest::newRow("resnet50") << QStringLiteral(HEADROOM_TEST_DATA "/resnet50.onnx") << false;
+    }
+    void fullFineTuningSwitchesToLora()
+    {
+        QFETCH(QString, path);
+        QFETCH(bool, loraApplies);
+        const std::string file = path.toStdString();
+        const Model m = loadModel(file);
+        Config c;
+        c.symbols = m.defaultBindings();
+        for (size_t i = 0; i < m.symbols.size(); ++i)
+            if (m.symbols[i].name == "seq")
+                c.symbols[i] = 2048;
+        c.dtype = DtypePolicy::BF16;
+        c.optimizer = Optimizer::AdamW;
+        c.gpu = *findGpu("RTX 4090");
+        const LoraVariantSource source = peftDefaultLoraVariant(file, {});
+        const FitPlan plan = planToFit(m, c, nullptr, &source);
+        print(plan);
+        const bool hasLora = std::any_of(plan.steps.begin(), plan.steps.end(),
+                                         [](const PlanStep& s) { return s.kind == PlanStep::Kind::Lora; });
+        QCOMPARE(hasLora, loraApplies);
+        QCOMPARE(source().model != nullptr, loraApplies);
+        if (!loraApplies)
+            return;
+        QVERIFY(!plan.fitsBefore);
+        QVERIFY(plan.fits);
+        QVERIFY(plan.sameGpu);
+        QCOMPARE(plan.config.finetune.lora.r, 8);
+        LoraSpec peftDefaults;
+        peftDefaults.r = 8;
+        peftDefaults.alpha = 8;
+        const Model adapted = loraModel(file, peftDefaults);
+        QVERIFY(freshNeed(adapted, plan.config) <= plan.config.gpu.capacity);
+        QVERIFY(freshNeed(m, c) > c.gpu.capacity);
+    }
+
     // Already fitting: no steps.
     void fitsAlready()
     {

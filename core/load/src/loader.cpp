@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <utility>
 
 namespace headroom {
@@ -65,6 +66,31 @@ Model loadModel(const std::string& path, const LoadOptions& options)
 Model loadModelFromBytes(std::string_view bytes, const std::string& displayName, const LoadOptions& options)
 {
     return detail::load(bytes, displayName, {}, options);
+}
+
+LoraVariantSource peftDefaultLoraVariant(const std::string& path, const LoadOptions& options)
+{
+    struct Cache
+    {
+        std::once_flag once;
+        LoraVariant variant;
+    };
+    auto cache = std::make_shared<Cache>();
+    LoadOptions o;
+    o.symbolValues = options.symbolValues; // no progress or cancel: the first load's callbacks are gone by then
+    o.lora.r = 8;                          // peft LoraConfig(): r=8, lora_alpha=8, lora_dropout=0.0, the
+    o.lora.alpha = 8;                      // model type's default target_modules (targets empty)
+    return [cache, path, o]() {
+        std::call_once(cache->once, [&] {
+            try {
+                cache->variant.model = std::make_shared<const Model>(loadModel(path, o));
+                cache->variant.spec = o.lora;
+            } catch (const Error&) {
+                // no Linear PEFT targets by default (a CNN, an unknown model type): no LoRA step
+            }
+        });
+        return cache->variant;
+    };
 }
 
 } // namespace headroom

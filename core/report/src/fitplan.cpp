@@ -44,17 +44,33 @@ int sequenceSymbol(const Model& model)
 class Needs
 {
 public:
-    Needs(const Model& model, const EnginePlan* known) : m_model(model)
+    Needs(const Model& model, const Config& base, const EnginePlan* known, const LoraVariantSource* lora)
+        : m_model(model), m_fullFineTuning(base.finetune.lora.r <= 0), m_loraSource(lora)
     {
         if (known && known->model == &model)
             m_plans.push_back(*known);
     }
+    // The model a configuration runs: the LoRA variant once the plan switched full fine-tuning to LoRA.
+    const Model& modelFor(const Config& c) const
+    {
+        return m_fullFineTuning && c.finetune.lora.r > 0 && m_lora.model ? *m_lora.model : m_model;
+    }
+    // The variant, loaded the first time a step asks (null model: LoRA does not apply).
+    const LoraVariant& lora()
+    {
+        if (m_fullFineTuning && m_loraSource && *m_loraSource && !m_loraAsked) {
+            m_loraAsked = true;
+            m_lora = (*m_loraSource)();
+        }
+        return m_lora;
+    }
     EnginePlan planFor(const Config& c)
     {
+        const Model& model = modelFor(c);
         for (const EnginePlan& p : m_plans)
-            if (planMatches(p, c))
+            if (p.model == &model && planMatches(p, c))
                 return p;
-        m_plans.push_back(makePlan(m_model, c));
+        m_plans.push_back(makePlan(model, c));
         return m_plans.back();
     }
     // What must fit on the most loaded GPU, as the fit counts it.
@@ -73,6 +89,10 @@ public:
 
 private:
     const Model& m_model;
+    const bool m_fullFineTuning;
+    const LoraVariantSource* m_loraSource;
+    bool m_loraAsked = false;
+    LoraVariant m_lora;
     std::vector<EnginePlan> m_plans;
 };
 
@@ -108,6 +128,7 @@ public:
             return step(k, paged ? "8-bit paged AdamW" : "8-bit Adam", 0, std::string(toString(c.optimizer)));
         }
         case Kind::Bf16: return bf16(c);
+        case Kind::Lora: return train ? lora(c) : std::nullopt;
         case Kind::QLora: {
             if (!train || c.finetune.lora.r <= 0 || c.finetune.quant != Quant::None)
                 return std::nullopt;
@@ -183,6 +204,21 @@ private:
         const bool zero = c.strategy == Strategy::ZeRO1 || c.strategy == Strategy::ZeRO2;
         c.strategy = zero ? Strategy::ZeRO3 : Strategy::FSDP;
         return step(Kind::Shard, zero ? "ZeRO-3" : "FSDP (full shard)", c.gpus, std::string(toString(c.strategy)));
+    }
+    // Full fine-tuning -> LoRA with PEFT's defaults: the base weights frozen (loraFreezePatterns, as --lora
+    // does), gradients and optimizer states for the adapters only.
+    std::optional<PlanStep> lora(Config& c)
+    {
+        if (c.finetune.lora.r > 0 || c.finetune.quant != Quant::None || !c.freeze.empty())
+            return std::nullopt;
+        const LoraVariant& v = m_needs.lora();
+        if (!v.model)
+            return std::nullopt;
+        c.finetune.lora = v.spec;
+        for (const std::string& p : loraFreezePatterns())
+            c.freeze.push_back(p);
+        return step(Kind::Lora, "LoRA r " + std::to_string(v.spec.r) + " (PEFT defaults) instead of full fine-tuning",
+                    v.spec.r, "lora");
     }
     static std::optional<PlanStep> bf16(Config& c)
     {
@@ -282,10 +318,20 @@ private:
     const int m_seq;
 };
 
-constexpr Kind kOrder[] = {
-    Kind::PagedOptimizer, Kind::Accumulate, Kind::LayerCheckpoint, Kind::Segments, Kind::Shard,
-    Kind::Optimizer8bit,  Kind::Bf16,       Kind::QLora,           Kind::Offload,  Kind::ShorterSequence,
-    Kind::SmallerBatch,   Kind::MoreGpus,   Kind::LargerGpu};
+constexpr Kind kOrder[] = {Kind::PagedOptimizer,
+                           Kind::Accumulate,
+                           Kind::LayerCheckpoint,
+                           Kind::Segments,
+                           Kind::Shard,
+                           Kind::Optimizer8bit,
+                           Kind::Bf16,
+                           Kind::Lora,
+                           Kind::QLora,
+                           Kind::Offload,
+                           Kind::ShorterSequence,
+                           Kind::SmallerBatch,
+                           Kind::MoreGpus,
+                           Kind::LargerGpu};
 
 // Kinds taken only to make it fit, never for a saving alone (they change the task or the hardware).
 bool lastResort(Kind k)
@@ -350,9 +396,9 @@ std::vector<Kind> kindsOf(const std::vector<PlanStep>& steps)
 
 } // namespace
 
-FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known)
+FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known, const LoraVariantSource* lora)
 {
-    Needs needs(model, known);
+    Needs needs(model, config, known, lora);
     Steps steps(model, needs);
     FitPlan plan;
     plan.config = config;
@@ -419,6 +465,7 @@ std::string_view toString(PlanStep::Kind kind) noexcept
     case Kind::Shard: return "shard";
     case Kind::Optimizer8bit: return "optimizer_8bit";
     case Kind::Bf16: return "bf16";
+    case Kind::Lora: return "lora";
     case Kind::QLora: return "qlora";
     case Kind::Offload: return "offload";
     case Kind::ShorterSequence: return "shorter_sequence";

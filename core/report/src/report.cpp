@@ -141,7 +141,7 @@ void addDetails(const EnginePlan& plan, Report& r, const ReportOptions& options)
     r.advice = reportAdvice(plan, r);
     // The cheapest plan that makes it fit (every output says it: table, JSON, banner, Breakdown, PDF).
     if (r.fit.capacity > 0)
-        r.fitPlan = planToFit(*plan.model, r.config, &plan);
+        r.fitPlan = planToFit(*plan.model, r.config, &plan, &options.loraVariant);
 }
 
 Report buildReport(const EnginePlan& plan, const Config& config, const ReportOptions& options)

@@ -28,6 +28,16 @@ struct LoadOptions
     LoraSpec lora;
 };
 
+// The same model with LoRA adapters inserted (PEFT's defaults for its type), for the fit plan's "full
+// fine-tuning -> LoRA" step: the rewrite happens at load, so the caller that knows the file supplies it, on
+// demand (the plan asks only when full fine-tuning does not fit). model is null where LoRA does not apply.
+struct LoraVariant
+{
+    std::shared_ptr<const Model> model;
+    LoraSpec spec;
+};
+using LoraVariantSource = std::function<LoraVariant()>;
+
 namespace detail {
 
 constexpr int64_t kMaxOnnxBytes = int64_t(INT_MAX); // protobuf cannot parse one message beyond 2 GiB

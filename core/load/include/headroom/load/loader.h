@@ -13,4 +13,9 @@ Model loadModel(const std::string& path, const LoadOptions& options = {});
 // Same, from bytes in memory (fuzzer, tests); `displayName` names the source in messages.
 Model loadModelFromBytes(std::string_view bytes, const std::string& displayName, const LoadOptions& options = {});
 
+// `path` loaded again with PEFT's LoraConfig() defaults (r 8, alpha 8, the model type's default targets) the
+// first time the source is called, then kept; thread-safe. `options` are the first load's (symbol values);
+// a model with no Linear that PEFT targets gives a null model.
+LoraVariantSource peftDefaultLoraVariant(const std::string& path, const LoadOptions& options);
+
 } // namespace headroom

@@ -1,4 +1,5 @@
 #pragma once
+#include "headroom/import/import.h"
 #include "headroom/memory/engine.h"
 
 #include <cstdint>
@@ -23,6 +24,7 @@ struct PlanStep
         Shard,
         Optimizer8bit,
         Bf16,
+        Lora,
         QLora,
         Offload,
         ShorterSequence,
@@ -53,8 +55,10 @@ struct FitPlan
 };
 
 // Searches a plan for `config` (one GPU or config.gpus under its strategy). `known` is the plan a report
-// already holds for `config` (or null).
-FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known = nullptr);
+// already holds for `config` (or null). `lora` supplies the model with PEFT's default adapters for the
+// "full fine-tuning -> LoRA" step (null or a null model: no such step).
+FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known = nullptr,
+                  const LoraVariantSource* lora = nullptr);
 
 // "layer_checkpoint", "qlora", "shorter_sequence", ...: the kind's name in JSON.
 std::string_view toString(PlanStep::Kind kind) noexcept;

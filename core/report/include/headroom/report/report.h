@@ -40,6 +40,9 @@ struct ReportOptions
     // Set by another thread when the report is no longer wanted (the GUI's controls moved on): buildReport
     // stops between its searches and returns what it has, which the caller must drop (Report::cancelled).
     const std::atomic<bool>* cancel = nullptr;
+    // The model with PEFT's default adapters, for the fit plan's LoRA step (peftDefaultLoraVariant); empty:
+    // the plan has no such step.
+    LoraVariantSource loraVariant = {};
 };
 
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options = {});
