@@ -209,12 +209,14 @@ void BreakdownChart::addClusterBars(const headroom::Report& report)
 void BreakdownChart::addSingleBar(const headroom::Report& report)
 {
     const headroom::Breakdown& m = report.evaluation.memory;
-    const int64_t stored = m.weights + m.gradients + m.optimizer + m.masterWeights;
+    const int64_t stored = m.weights + m.dequantTransient + m.gradients + m.optimizer + m.masterWeights;
     const int64_t cache = std::max<int64_t>(0, report.fit.needed - m.peak - m.workspace - m.context);
     m_bars.push_back({{tr("Weights"), m.weights, Weights},
                       {tr("Gradients"), m.gradients, Gradients},
                       {tr("Optimizer states"), m.optimizer, Optimizer},
                       {tr("Master weights"), m.masterWeights, MasterWeights},
+                      // QLoRA: the 4-bit weight a matmul unpacks, held at the peak beside the stored weights
+                      {tr("Dequantized weight"), m.dequantTransient, Weights},
                       {tr("Activations"), std::max<int64_t>(0, m.peak - stored), Activations},
                       {tr("Allocator cache"), cache, AllocatorCache},
                       {tr("Workspace"), m.workspace, Workspace},

@@ -109,6 +109,9 @@ void PdfReport::memoryTable(ReportDocument& doc)
         add(tr("  of which buffers"), m.buffers, tr("running statistics, masks, shape constants"));
     if (m.autocastCopies > 0)
         add(tr("  of which autocast copies"), m.autocastCopies, tr("16-bit weight copies cached during forward"));
+    if (m.dequantTransient > 0)
+        add(tr("Dequantized weight"), m.dequantTransient,
+            tr("the largest 4/8-bit weight unpacked to the compute dtype, held at the peak"));
     if (train) {
         add(tr("Gradients"), m.gradients, tr("one per trainable parameter"));
         add(tr("Optimizer states"), m.optimizer, gui::optimizerName(m_report.config.optimizer));

@@ -93,6 +93,13 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
     if (fit.fits && fit.maxBatch == headroom::kUnknownMax)
         //: %1 GPU, %2 free bytes left; no largest batch: the need stays under capacity up to the search limit
         return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom").arg(gpu, bytesText(fit.headroom, units));
+    if (fit.fits && fit.expectedMaxBatch > fit.maxBatch)
+        //: %1 GPU, %2 free bytes left, %3 largest batch that fits with the safety margin (docs/ACCURACY.md), %4 the
+        //: largest the model itself gives
+        return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom, max batch %3 (%4 expected)")
+            .arg(gpu, bytesText(fit.headroom, units))
+            .arg(fit.maxBatch)
+            .arg(fit.expectedMaxBatch);
     if (fit.fits)
         //: %1 GPU, %2 free bytes left, %3 largest batch that fits
         return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom, max batch %3")

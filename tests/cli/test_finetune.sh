@@ -30,6 +30,10 @@ check "folder exits 0" expect_exit 0 "$tmp/m" --batch 1 --set seq=16
 check "lora exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --lora r=8,alpha=16,targets=q_proj,v_proj --json
 check "lora trainable params" json_field trainable_params 245760
 check "lora method" json_field method '"lora"'
+# JSON params: trainable is what requires grad (the adapters), frozen the base, total both (issue 22 item 7)
+check "params.trainable is the adapters" json_field trainable 245760
+check "params.frozen is the base" json_field frozen 124668672
+check "params.total" json_field total 124914432
 check "qlora recipe exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --recipe qlora-paper --json
 check "qlora method" json_field method '"qlora"'
 check "qlora nf4" json_field quantization '"nf4"'

@@ -582,7 +582,7 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
         g.batch = global;
         g.peak = ev.memory.peak;
         g.reservedPeak = ev.memory.reservedPeak;
-        g.weights = ev.memory.weights;
+        g.weights = ev.memory.weights + ev.memory.dequantTransient; // what weights hold at the peak
         g.gradients = ev.memory.gradients;
         g.optimizer = ev.memory.optimizer + ev.memory.masterWeights;
         g.activations = ev.memory.activationsPeak + ev.memory.input + ev.memory.lossBytes;

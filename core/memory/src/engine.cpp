@@ -155,8 +155,10 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         for (int t : p.amp16Params)
             s.autocast += checkedMul(std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0), 2).value_or(0);
     s.persistentWeights += s.autocast;
-    if (ft.quant != Quant::None && !p.trainable.empty())
-        s.persistentWeights += s.dequantTransient;
+    if (ft.quant != Quant::None && !p.trainable.empty()) {
+        s.dequantHeld = s.dequantTransient;
+        s.persistentWeights += s.dequantHeld;
+    }
     for (int t : m.inputs)
         s.inputBytes += s.act[static_cast<size_t>(t)];
     return s;
@@ -184,7 +186,9 @@ void fillBreakdown(const PlanData& p, const Config& config, const Sizes& sizes, 
                    Breakdown& b)
 {
     const Model& m = *p.model;
-    b.weights = sizes.persistentWeights;
+    // Stored bytes only: the dequantized copy a 4-bit matmul makes is reported apart (the timeline holds both)
+    b.weights = sizes.persistentWeights - sizes.dequantHeld;
+    b.dequantTransient = sizes.dequantHeld;
     for (int t : p.buffers)
         b.buffers += bufferBytes(config, m.tensors[static_cast<size_t>(t)].dtype,
                                  std::max<int64_t>(sizes.numel[static_cast<size_t>(t)], 0));

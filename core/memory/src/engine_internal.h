@@ -211,6 +211,7 @@ struct Sizes
     std::vector<int64_t> numel;
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
     int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
+    int64_t dequantHeld = 0;        // the part of persistentWeights that is dequantTransient (held at every step)
     int64_t pagedOptimizer = 0;     // paged optimizer state outside the allocator (not in persistentOptimizer)
     std::vector<int64_t> spanElems; // per PlanData::spans: the elements of those dims at this binding
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes

@@ -66,7 +66,10 @@ ParamCounts countParams(const Model& m, const Config& config)
         int64_t n = 1;
         for (const int64_t d : dimsOf(m.tensors[static_cast<size_t>(t)]))
             n = checkedMul(n, std::max<int64_t>(d, 0)).value_or(0);
-        (p.frozen[static_cast<size_t>(t)] ? c.frozen : c.trainable) += n;
+        const bool frozen = p.frozen[static_cast<size_t>(t)];
+        (frozen ? c.frozen : c.trainable) += n;
+        (frozen ? c.frozenBytes
+                : c.trainableBytes) += checkedMul(n, bytesOf(m.tensors[static_cast<size_t>(t)].dtype)).value_or(0);
     }
     return c;
 }

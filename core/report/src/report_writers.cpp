@@ -91,12 +91,18 @@ json configJson(const Model& model, const Config& c)
     return j;
 }
 
-json paramsJson(const Model& model)
+// One meaning of "trainable" (countParams): what requires grad under the configuration's freeze patterns and
+// LoRA adapters; frozen the rest; total every parameter in the file.
+json paramsJson(const Model& model, const Config& config)
 {
+    const ParamCounts counts = countParams(model, config);
     json j = {
-        {"trainable", model.params.trainable},
+        {"trainable", counts.trainable},
+        {"frozen", counts.frozen},
+        {"total", counts.total()},
         {"buffers", model.params.buffers},
-        {"trainable_bytes", model.params.trainableBytes},
+        {"trainable_bytes", counts.trainableBytes},
+        {"frozen_bytes", counts.frozenBytes},
         {"buffer_bytes", model.params.bufferBytes},
     };
     // Mixture-of-experts configs: what a token runs through beside the total (docs/MOE.md).
@@ -129,7 +135,7 @@ json hotExpertJson(const Model& model, const Config& c, const Evaluation& e)
 json memoryJson(const Evaluation& e)
 {
     const Breakdown& m = e.memory;
-    return {
+    json j = {
         {"weights", m.weights},
         {"buffers", m.buffers},
         {"gradients", m.gradients},
@@ -147,6 +153,9 @@ json memoryJson(const Evaluation& e)
         {"forward_macs", e.forwardMacs},
         {"recompute_macs", e.recomputeMacs},
     };
+    if (m.dequantTransient > 0) // with 4/8-bit weights only: "weights" is their stored size
+        j["dequant_transient"] = m.dequantTransient;
+    return j;
 }
 
 // LoRA and quantization settings with what they change (only with adapters or quantized weights).
@@ -322,7 +331,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
     j["model"] = modelJson(model, e);
     j["symbols"] = symbolsJson(model, c);
     j["config"] = configJson(model, c);
-    j["params"] = paramsJson(model);
+    j["params"] = paramsJson(model, c);
     if (json hot = hotExpertJson(model, c, e); !hot.is_null()) {
         j["config"]["hot_expert_share"] = c.hotExpertShare;
         j["params"]["hot_expert"] = std::move(hot);

@@ -41,9 +41,12 @@ struct Breakdown
     int64_t reservedPeak = 0;    // peak under the allocator model
     int64_t classicEstimate = 0; // params * n + batch * sum(outputs) * 2 (the seed rule)
     // Added by the engine (issue 3):
-    int64_t input = 0;                // the model input batch (in the timeline and the peak; Category::Input)
-    int64_t lossBytes = 0;            // loss-side tensors at the peak (log-probabilities, output gradient)
-    int64_t autocastCopies = 0;       // the part of `weights` that is autocast's cached 16-bit weight copies
+    int64_t input = 0;          // the model input batch (in the timeline and the peak; Category::Input)
+    int64_t lossBytes = 0;      // loss-side tensors at the peak (log-probabilities, output gradient)
+    int64_t autocastCopies = 0; // the part of `weights` that is autocast's cached 16-bit weight copies
+    // 4/8-bit weights (QLoRA): the largest weight dequantized to the compute dtype, which the timeline holds
+    // at the peak (an upper bound); not in `weights`, which is what the weights take stored
+    int64_t dequantTransient = 0;
     int64_t activationsTransient = 0; // activationsPeak - saved activations live at the peak
     int64_t microBatch = 0;           // batch the activations are computed at (ceil(batch / accumulate))
     // Paged optimizers: the state in CUDA unified memory, outside PyTorch's allocator and evictable to the

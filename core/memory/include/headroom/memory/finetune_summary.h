@@ -33,6 +33,8 @@ struct ParamCounts
 {
     int64_t trainable = 0;
     int64_t frozen = 0;
+    int64_t trainableBytes = 0; // at the file's dtypes, as ModelInfo's parameter bytes
+    int64_t frozenBytes = 0;
     int64_t total() const { return trainable + frozen; }
 };
 ParamCounts countParams(const Model& model, const Config& config);
