@@ -399,6 +399,8 @@ void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
         Unit u;
         u.head = static_cast<int>(n);
         u.nodes = {static_cast<int>(n)};
+        u.inputs.reserve(nd.inputs.size()); // one allocation each, not the growth steps (a plan builds ~3k)
+        u.outputs.reserve(nd.outputs.size());
         for (int t : nd.inputs)
             if (t >= 0 && std::find(u.inputs.begin(), u.inputs.end(), t) == u.inputs.end())
                 u.inputs.push_back(t);
