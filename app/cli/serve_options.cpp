@@ -72,7 +72,7 @@ bool parseServeFlag(const std::string& a, const std::function<std::string(const 
         const std::string v = value(a);
         const auto parsed = parseVllmVersion(v);
         if (!parsed)
-            throw UsageError{a + ": modelled versions are 0.19 and 0.21, got '" + v + "'"};
+            throw UsageError{a + ": modelled versions are 0.11, 0.19 and 0.21, got '" + v + "'"};
         s.version = *parsed;
     } else if (a == "--quantization") {
         const std::string v = value(a);

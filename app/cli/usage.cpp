@@ -54,7 +54,8 @@ Serving (MODEL is a Hugging Face config.json; docs/SERVING.md)
   --enforce-eager        no CUDA graphs
   --quantization fp8|int8|gptq|awq|bitsandbytes|mxfp4   weights as this format (default the config's)
   --dtype bfloat16|float16|float32   the served dtype (default the config's 16-bit type)
-  --vllm-version 0.19|0.21   whose rules (default 0.21: the CUDA-graph estimate is subtracted)
+  --vllm-version 0.11|0.19|0.21   whose rules (default 0.21: the CUDA-graph estimate is subtracted; 0.11: the
+                         sampler's sort sets the profile peak)
   --gpu-free BYTES       memory free on the device at startup (another process holds the rest)
   --serve hf-generate    Hugging Face generate()'s peak per GPU (transformers 4.56, sdpa, greedy): weights, KV
                          cache after the prefill and at the end, the prefill's activation peak (last-position

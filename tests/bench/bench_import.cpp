@@ -105,6 +105,45 @@ void BM_TickConfig(benchmark::State& state, bool moe)
 BENCHMARK_CAPTURE(BM_TickConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TickConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
 
+// The GUI's tick: the plan is kept across ticks (app/gui/session.cpp planFor), only evaluate(plan, config) runs.
+void BM_TickPlanConfig(benchmark::State& state, bool moe)
+{
+    const headroom::Model m = headroom::loadModel(moe ? kMixtral : mistral7b());
+    headroom::Config c;
+    c.dtype = headroom::DtypePolicy::MixedBF16;
+    c.symbols = m.defaultBindings();
+    const headroom::EnginePlan plan = headroom::makePlan(m, c);
+    int64_t batch = 1;
+    size_t events = 0, units = 0;
+    for (auto _ : state) {
+        c.symbols[size_t(m.batchSymbol)] = batch = batch % 16 + 1;
+        headroom::Evaluation e = headroom::evaluate(plan, c);
+        events = e.events.size();
+        units = e.timeline.size();
+        benchmark::DoNotOptimize(e.memory.peak);
+    }
+    state.counters["nodes"] = static_cast<double>(m.nodes.size());
+    state.counters["events"] = static_cast<double>(events);
+    state.counters["steps"] = static_cast<double>(units);
+}
+BENCHMARK_CAPTURE(BM_TickPlanConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TickPlanConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
+
+// Building the plan (once per model and freeze/precision class: on open and when such a setting changes).
+void BM_PlanConfig(benchmark::State& state, bool moe)
+{
+    const headroom::Model m = headroom::loadModel(moe ? kMixtral : mistral7b());
+    headroom::Config c;
+    c.dtype = headroom::DtypePolicy::MixedBF16;
+    c.symbols = m.defaultBindings();
+    for (auto _ : state) {
+        headroom::EnginePlan plan = headroom::makePlan(m, c);
+        benchmark::DoNotOptimize(plan.data.get());
+    }
+}
+BENCHMARK_CAPTURE(BM_PlanConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlanConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
+
 } // namespace
 
 BENCHMARK_MAIN();

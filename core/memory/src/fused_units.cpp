@@ -399,6 +399,8 @@ void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
         Unit u;
         u.head = static_cast<int>(n);
         u.nodes = {static_cast<int>(n)};
+        u.inputs.reserve(nd.inputs.size()); // one allocation each, not the growth steps (a plan builds ~3k)
+        u.outputs.reserve(nd.outputs.size());
         for (int t : nd.inputs)
             if (t >= 0 && std::find(u.inputs.begin(), u.inputs.end(), t) == u.inputs.end())
                 u.inputs.push_back(t);
@@ -407,7 +409,18 @@ void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
                 u.outputs.push_back(t);
         p.units.push_back(std::move(u));
     }
-    std::sort(p.units.begin(), p.units.end(), [](const Unit& a, const Unit& c) { return a.head < c.head; });
+    // Topological order by head (heads are distinct: a node is in one unit). The fused units came first, so
+    // the vector is a few sorted runs, on which std::sort of the ~200-byte units fell back to heapsort (perf:
+    // ~4 % of a plan build); sorting the heads and moving each unit once gives the same order.
+    std::vector<std::pair<int, int>> order(p.units.size());
+    for (size_t u = 0; u < p.units.size(); ++u)
+        order[u] = {p.units[u].head, static_cast<int>(u)};
+    std::sort(order.begin(), order.end());
+    std::vector<Unit> sorted;
+    sorted.reserve(order.size());
+    for (const auto& [head, u] : order)
+        sorted.push_back(std::move(p.units[static_cast<size_t>(u)]));
+    p.units = std::move(sorted);
     for (size_t u = 0; u < p.units.size(); ++u)
         for (int n : p.units[u].nodes)
             p.unitOfNode[static_cast<size_t>(n)] = static_cast<int>(u);

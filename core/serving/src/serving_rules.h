@@ -30,9 +30,10 @@ std::vector<Stage> pipelineStages(int64_t layers, int pp);
 int64_t stageWeightBytes(const ServeModel& m, const Stage& s, int tp, WeightFormat format, int dtypeBytes,
                          bool padVocab = true, bool ep = false);
 
-// The profile run's torch peak on one GPU (docs/SERVING.md §3, our fit).
+// The profile run's torch peak on one GPU (docs/SERVING.md §3, our fit). `sortingSampler`: the dummy sampler
+// run sorts the logits (vLLM 0.11's PyTorch-native top-k/top-p).
 int64_t activationPeakBytes(const ServeModel& m, const Stage& s, int tp, int64_t maxNumSeqs,
-                            int64_t maxNumBatchedTokens, int dtypeBytes, bool ep = false);
+                            int64_t maxNumBatchedTokens, int dtypeBytes, bool ep = false, bool sortingSampler = false);
 
 // KV cache layout of one stage (kv_cache_interface.py, kv_cache_utils.py @ 001cabc).
 struct KvLayout

@@ -105,12 +105,22 @@ bool precheck(const ServeModel& m, VllmPlan& p)
 
 } // namespace
 
-std::string_view toString(VllmVersion v) noexcept { return v == VllmVersion::V0_19 ? "0.19" : "0.21"; }
+std::string_view toString(VllmVersion v) noexcept
+{
+    switch (v) {
+    case VllmVersion::V0_11: return "0.11";
+    case VllmVersion::V0_19: return "0.19";
+    case VllmVersion::V0_21: break;
+    }
+    return "0.21";
+}
 
 std::optional<VllmVersion> parseVllmVersion(std::string_view s) noexcept
 {
     if (s.starts_with("v"))
         s.remove_prefix(1);
+    if (s == "0.11" || s == "0.11.0")
+        return VllmVersion::V0_11;
     if (s == "0.19" || s == "0.19.0" || s == "0.19.1" || s == "0.20" || s == "0.20.0")
         return VllmVersion::V0_19;
     if (s == "0.21" || s == "0.21.0")
@@ -152,7 +162,8 @@ VllmPlan planVllm(const ServeModel& m, const VllmSettings& settings, const GpuSp
         r.layers = st.count;
         const bool ep = s.expertParallel && m.experts > 0;
         r.weights = stageWeightBytes(m, st, s.tp, p.format, dtypeBytes, true, ep);
-        r.activationPeak = activationPeakBytes(m, st, s.tp, *s.maxNumSeqs, batched, dtypeBytes, ep);
+        r.activationPeak = activationPeakBytes(m, st, s.tp, *s.maxNumSeqs, batched, dtypeBytes, ep,
+                                               s.version == VllmVersion::V0_11);
         r.nonTorch = nonTorchBytes(s.tp, s.pp);
         r.cudaGraphs = cudaGraphBytes(st.count, s.enforceEager);
         r.kvCache = p.requested - r.weights - r.activationPeak - r.nonTorch - (applyGraphs ? r.cudaGraphs : 0);

@@ -11,8 +11,9 @@
 namespace headroom {
 
 // The vLLM V1 versions whose startup rules are modelled (docs/SERVING.md §1.3): 0.19 computes the CUDA-graph
-// estimate but does not subtract it; 0.21 subtracts it by default ("default since v0.21.0").
-enum class VllmVersion { V0_19, V0_21 };
+// estimate but does not subtract it; 0.21 subtracts it by default ("default since v0.21.0"). 0.11 is 0.19's
+// startup with the PyTorch-native top-k/top-p sampler, whose sort sets the profile run's peak (§3).
+enum class VllmVersion { V0_11, V0_19, V0_21 };
 inline constexpr VllmVersion kNewestVllm = VllmVersion::V0_21;
 std::string_view toString(VllmVersion v) noexcept;
 std::optional<VllmVersion> parseVllmVersion(std::string_view s) noexcept;
