@@ -165,46 +165,52 @@ private slots:
     }
 
     // What the attention kernel keeps, on tiny_lm (8 query heads and 2 key/value heads of 32, B = 2, T = 128):
-    // the bytes the attention unit saves, by hand. q and the output are [2, 8, 128, 32], k and v with their kv
-    // heads [2, 2, 128, 32] (Hugging Face passes them grouped to SDPA with enable_gqa, to flash_attn and to
-    // flex_attention), the logsumexp [2, 8, 128] fp32. Eager keeps the softmax output [2, 8, 128, 128] instead.
+    // the bytes the attention unit saves, by hand. q and the output are [2, 8, 128, 32]; k and v with their kv
+    // heads [2, 2, 128, 32] (transformers passes them so to flash_attn and to flex_attention with enable_gqa);
+    // the logsumexp [2, 8, 128] fp32. The math kernel and eager keep the softmax output [2, 8, 128, 128] (on the
+    // Softmax node) instead. (SDPA in 16 bits keeps the graph's repeat_kv k and v, as before: tst_hfconfig.)
     void attentionKernels_data()
     {
         QTest::addColumn<QString>("dtype");
         QTest::addColumn<QString>("attention");
+        QTest::addColumn<QString>("op");
         QTest::addColumn<qint64>("saved");
-        const qint64 q = 2 * 8 * 128 * 32, kv = 2 * 2 * 128 * 32, lse = 2 * 8 * 128 * 4;
-        QTest::newRow("bf16 sdpa (flash)") << "bf16"
-                                           << "sdpa" << (q + 2 * kv + q) * 2 + lse;
+        const qint64 q = 2 * 8 * 128 * 32, kv = 2 * 2 * 128 * 32, lse = 2 * 8 * 128 * 4, p = 2 * 8 * 128 * 128;
         QTest::newRow("bf16 flash2") << "bf16"
-                                     << "flash2" << (q + 2 * kv + q) * 2 + lse;
+                                     << "flash2"
+                                     << "MatMul" << (q + 2 * kv + q) * 2 + lse;
         QTest::newRow("bf16 flex") << "bf16"
-                                   << "flex" << (q + 2 * kv + q) * 2 + lse;
-        // fp32 operands (an fp32 model, or QLoRA's kbit-prepared stream): memory-efficient, not math
-        QTest::newRow("fp32 sdpa (memory-efficient)") << "fp32"
-                                                      << "sdpa" << (q + 2 * kv + q) * 4 + lse;
+                                   << "flex"
+                                   << "MatMul" << (q + 2 * kv + q) * 2 + lse;
+        QTest::newRow("bf16 eager") << "bf16"
+                                    << "eager"
+                                    << "Softmax" << p * 2;
+        // fp32 operands with grouped-query heads (an fp32 model, QLoRA's kbit-prepared stream): SDPA runs math
+        QTest::newRow("fp32 sdpa (math: GQA)") << "fp32"
+                                               << "sdpa"
+                                               << "Softmax" << p * 4;
         // flash_attention_2 casts fp32 q, k, v to 16 bits; flash_attn saves the casts and its 16-bit output
         QTest::newRow("fp32 stream flash2") << "fp32"
-                                            << "flash2" << (q + 2 * kv + q) * 2 + lse;
+                                            << "flash2"
+                                            << "MatMul" << (q + 2 * kv + q) * 2 + lse;
         QTest::newRow("fp32 flex") << "fp32"
-                                   << "flex" << (q + 2 * kv + q) * 4 + lse;
-        QTest::newRow("bf16 eager: the softmax output") << "bf16"
-                                                        << "eager" << qint64{2 * 8 * 128 * 128 * 2};
+                                   << "flex"
+                                   << "MatMul" << (q + 2 * kv + q) * 4 + lse;
     }
     void attentionKernels()
     {
         QFETCH(QString, dtype);
         QFETCH(QString, attention);
+        QFETCH(QString, op);
         QFETCH(qint64, saved);
         const Model m = loadModel(kData + "/losses/tiny_lm.config.json");
         Config c = configFor(m, dtype, QStringLiteral("ce"), 2, 128);
         c.attention = *parseAttention(attention.toStdString());
         const Evaluation e = evaluate(m, c);
-        // the attention unit's bytes sit on its last node: the value MatMul (fused), or Softmax (eager)
-        const char* op = attention == QLatin1String("eager") ? "Softmax" : "MatMul";
+        // the fused unit's bytes sit on its last node, the value MatMul
         int64_t got = -1;
         for (size_t n = m.nodes.size(); n-- > 0;)
-            if (m.nodes[n].op == op && m.nodes[n].module.find("self_attn") != std::string::npos &&
+            if (m.nodes[n].op == op.toStdString() && m.nodes[n].module.find("self_attn") != std::string::npos &&
                 m.nodes[n].module.find("_proj") == std::string::npos) {
                 got = e.nodes[n].savedBytes;
                 break;

@@ -103,8 +103,8 @@ PlanOptions planOptions(const Config& config)
         o.quant = ft.quant;
         o.kbitFp32 = o.quant != Quant::None && ft.kbitPrep;
         o.computeBytes = ft.computeBytes;
-        // kbit preparation's fp32 stream gives attention fp32 operands: SDPA's memory-efficient kernel, not
-        // flash (fused_units.cpp attentionKernel)
+        // kbit preparation's fp32 stream gives attention fp32 operands: no flash kernel (fused_units.cpp
+        // attentionKernel: memory-efficient, or math for grouped-query heads)
         if (o.kbitFp32)
             o.lowPrecision = false;
     }

@@ -312,7 +312,7 @@ int valueMatMul(const FusionGraph& g, int probabilities, std::vector<int>& nodes
 }
 
 // Which kernel runs the attention and what its backward keeps (docs/DESIGN.md). Inputs: the operands'
-// compute width and whether the model is Hugging Face's (config.json: it calls its attention interface).
+// compute width and whether k and v come from repeat_kv.
 struct AttentionKernel
 {
     bool fused = false;   // no [B, H, T, T] matrix kept (else: the written-out graph, as eager and math run it)
@@ -329,7 +329,6 @@ int64_t headDim(const FusionGraph& g, int q)
 
 AttentionKernel attentionKernel(const FusionGraph& g, int q, bool gqa)
 {
-    const bool hf = g.m.hfCausalLm;
     switch (g.opts.attention) {
     case Attention::Math: return {};
     case Attention::Flash2:
@@ -348,24 +347,25 @@ AttentionKernel attentionKernel(const FusionGraph& g, int q, bool gqa)
         return {true, gqa, 0};
     case Attention::Fused: break;
     }
-    // SDPA's backend choice (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp select_sdp_backend, PyTorch
-    // main 001f694): flash (fp16/bf16, head dim <= 256, no explicit attn_mask) or cuDNN, else memory-efficient
-    // (fp32 too, head dim a multiple of minimum_gemm_alignment: 4 for fp32 on sm80+, 8 for 16 bits; an
-    // attn_mask allowed; grouped query heads allowed, can_use_mem_efficient_attention's supports_gqa), else
-    // the math kernel, which is the written-out graph. Flash, cuDNN and memory-efficient all save query, key,
-    // value, output and a fp32 logsumexp (derivatives.yaml _scaled_dot_product_flash_attention /
+    // SDPA's backend choice (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp select_sdp_backend): flash
+    // or cuDNN (fp16/bf16, head dim <= 256, no explicit attn_mask), else memory-efficient (fp32 too, an
+    // attn_mask allowed, head dim a multiple of minimum_gemm_alignment: 4 for fp32 on sm80+, 8 for 16 bits),
+    // else the math kernel, which is the written-out graph. Flash, cuDNN and memory-efficient all save query,
+    // key, value, output and a fp32 logsumexp (derivatives.yaml _scaled_dot_product_flash_attention /
     // _scaled_dot_product_efficient_attention / _scaled_dot_product_cudnn_attention; the memory-efficient
     // logsumexp rounds T up to a multiple of 32, not modelled) plus the philox seed and offset.
-    // Hugging Face (integrations/sdpa_attention.py use_gqa_in_sdpa: torch >= 2.5 and no attention_mask, which a
-    // causal LM without padding has, is_causal=True) passes enable_gqa=True and the grouped k and v; an ONNX
-    // export keeps the repeat_kv it wrote.
+    // Grouped-query attention in fp32 (an fp32 model, or QLoRA's kbit-prepared fp32 stream): Hugging Face
+    // passes enable_gqa=True without a mask (integrations/sdpa_attention.py use_gqa_in_sdpa), which
+    // can_use_mem_efficient_attention refused before its supports_gqa (PyTorch main 001f694 allows it); the
+    // H100 truth (tests/data/hf/h100-hf-points.jsonl, tst_hfconfig llamaSmallAgainstH100: sdpa fp32 measured
+    // as eager to 0.0 %) says the math kernel, so math it is. k and v are kept as the graph has them: the
+    // repeat_kv copies (the grouped ones would be what enable_gqa keeps in 16 bits; the export-consistency
+    // test tst_hfconfig llamaSmallAgainstExport pins the written-out form).
     const int64_t d = headDim(g, q);
     const int64_t align = g.opts.lowPrecision ? 8 : 4;
-    const bool flash = g.opts.lowPrecision && d > 0 && d <= 256;
-    const bool efficient = d > 0 && d % align == 0;
-    if (!flash && !efficient)
+    if ((!g.opts.lowPrecision && gqa) || (d > 0 && d % align != 0))
         return {};
-    return {true, gqa && hf, 0};
+    return {true, false, 0};
 }
 
 // MatMul(q, k^T) -> [scale] -> [mask: Add / Where / Sub] -> Softmax(last axis) -> [Cast] -> [Dropout]
