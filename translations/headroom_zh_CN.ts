@@ -1464,7 +1464,7 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     </message>
     <message>
         <source>Eager (matmul + softmax)</source>
-        <translation>Eager（matmul + softmax）</translation>
+        <translation>即时执行（matmul + softmax）</translation>
     </message>
     <message>
         <source>Flash Attention 2</source>

@@ -102,7 +102,8 @@ void findFusedLinearLoss(Iteration& w)
             return;
         const Unit& unit = w.plan.units[static_cast<size_t>(u)];
         const Node& nd = w.model.nodes[static_cast<size_t>(unit.head)];
-        if (unit.nodes.size() != 1 || unit.outputs.size() != 1)
+        // a checkpointed lm_head would be recomputed as a plain MatMul: not fused
+        if (unit.nodes.size() != 1 || unit.outputs.size() != 1 || w.checkpointed(static_cast<size_t>(u)))
             return;
         region[static_cast<size_t>(u)] = 1;
         if (nd.op == "MatMul" || nd.op == "Gemm") {
