@@ -354,8 +354,10 @@ AttentionKernel attentionKernel(const FusionGraph& g, int q, bool gqa)
     // key, value, output and a fp32 logsumexp (derivatives.yaml _scaled_dot_product_flash_attention /
     // _scaled_dot_product_efficient_attention / _scaled_dot_product_cudnn_attention; the memory-efficient
     // logsumexp rounds T up to a multiple of 32, not modelled) plus the philox seed and offset.
+    // transformers (integrations/sdpa_attention.py sdpa_attention_forward, 00c238b) passes is_causal=True and
+    // no attn_mask when the mask is None (a causal LM without padding), so flash is open to 16-bit runs.
     // Grouped-query attention in fp32 (an fp32 model, or QLoRA's kbit-prepared fp32 stream): Hugging Face
-    // passes enable_gqa=True without a mask (integrations/sdpa_attention.py use_gqa_in_sdpa), which
+    // passes enable_gqa=True without a mask (use_gqa_in_sdpa: torch >= 2.5 and no mask), which
     // can_use_mem_efficient_attention refused before its supports_gqa (PyTorch main 001f694 allows it); the
     // H100 truth (tests/data/hf/h100-hf-points.jsonl, tst_hfconfig llamaSmallAgainstH100: sdpa fp32 measured
     // as eager to 0.0 %) says the math kernel, so math it is. k and v are kept as the graph has them: the
