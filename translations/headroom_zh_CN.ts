@@ -127,6 +127,14 @@
         <translation>无（计算图自带损失）</translation>
     </message>
     <message>
+        <source>Chunked cross-entropy (torchtune, 8 chunks)</source>
+        <translation>分块交叉熵（torchtune，8 块）</translation>
+    </message>
+    <message>
+        <source>Fused linear cross-entropy (Liger)</source>
+        <translation>融合线性交叉熵（Liger）</translation>
+    </message>
+    <message>
         <source>Single GPU</source>
         <translation>单 GPU</translation>
     </message>
@@ -1570,16 +1578,24 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <translation>注意力：</translation>
     </message>
     <message>
-        <source>Fused: PyTorch 2&apos;s scaled_dot_product_attention kernels (nn.MultiheadAttention, Hugging Face sdpa), which keep no [batch, heads, seq, seq] matrix. Math: attention written out with matmul and softmax (Hugging Face eager, hand-written attention).</source>
-        <translation>融合：PyTorch 2 的 scaled_dot_product_attention 内核（nn.MultiheadAttention、Hugging Face sdpa），不保存 [batch, heads, seq, seq] 矩阵。数学：用 matmul 和 softmax 显式写出的注意力（Hugging Face eager、手写注意力）。</translation>
+        <source>How attention runs, as Hugging Face&apos;s attn_implementation names it. SDPA: PyTorch 2&apos;s scaled_dot_product_attention picks flash, memory-efficient or math by dtype, head size and mask; only math keeps the [batch, heads, seq, seq] matrix. Eager: written out with matmul and softmax. Flash Attention 2: 16-bit only, casts fp32 inputs. Flex: flex_attention with a block mask.</source>
+        <translation>注意力的运行方式，按 Hugging Face 的 attn_implementation 命名。SDPA：PyTorch 2 的 scaled_dot_product_attention 按数据类型、头维度和掩码选择 flash、memory-efficient 或 math 内核；只有 math 保存 [batch, heads, seq, seq] 矩阵。Eager：用 matmul 和 softmax 显式写出。Flash Attention 2：仅支持 16 位，会转换 fp32 输入。Flex：带块掩码的 flex_attention。</translation>
     </message>
     <message>
-        <source>Fused (SDPA)</source>
-        <translation>融合（SDPA）</translation>
+        <source>SDPA (fused kernels)</source>
+        <translation>SDPA（融合内核）</translation>
     </message>
     <message>
-        <source>Math (matmul + softmax)</source>
-        <translation>数学（matmul + softmax）</translation>
+        <source>Eager (matmul + softmax)</source>
+        <translation>即时执行（matmul + softmax）</translation>
+    </message>
+    <message>
+        <source>Flash Attention 2</source>
+        <translation>Flash Attention 2 注意力</translation>
+    </message>
+    <message>
+        <source>Flex attention</source>
+        <translation>Flex 注意力</translation>
     </message>
     <message>
         <source>Target</source>
@@ -1628,6 +1644,14 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>None (the graph computes it)</source>
         <translation>无（计算图自带损失）</translation>
+    </message>
+    <message>
+        <source>Chunked cross-entropy (torchtune)</source>
+        <translation>分块交叉熵（torchtune）</translation>
+    </message>
+    <message>
+        <source>Fused linear cross-entropy (Liger)</source>
+        <translation>融合线性交叉熵（Liger）</translation>
     </message>
     <message>
         <source>%1 (%2)</source>
@@ -1726,8 +1750,8 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <translation>每个可训练参数的优化器状态：SGD 无，动量 4 字节，Adam/AdamW 8 字节（两个 FP32 矩），8 位 Adam 2 字节。分页 AdamW（bitsandbytes）把大张量的状态放在可迁移到主机的统一内存中：显示在峰值旁边，不计入峰值。</translation>
     </message>
     <message>
-        <source>Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for language models); None when the graph computes its own loss.</source>
-        <translation>作用于第一个输出的损失：交叉熵为反向传播保留对数概率（语言模型中很大）；若计算图自行计算损失则选“无”。</translation>
+        <source>Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for language models); None when the graph computes its own loss. Chunked: torchtune&apos;s CEWithChunkedOutputLoss. Fused linear: Liger&apos;s kernel, which never makes the logits.</source>
+        <translation>作用于第一个输出的损失：交叉熵为反向传播保留对数概率（语言模型中很大）；若计算图自行计算损失则选“无”。分块：torchtune 的 CEWithChunkedOutputLoss。融合线性：Liger 的内核，从不生成完整的 logits。</translation>
     </message>
     <message>
         <source>Memory of a GPU not in the list, in GiB.</source>

@@ -96,6 +96,12 @@ void checkCombinations(Options& o)
         throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
     if (o.gpuName && o.capacity)
         throw UsageError{"--gpu and --capacity cannot be combined"};
+    // transformers' flash path casts fp32 operands to the autocast dtype or a quantized model's
+    // _pre_quantization_dtype, else to q_proj's own dtype (integrations/flash_attention.py get_target_dtype):
+    // an fp32 model reaches flash_attn in fp32, which flash_attn refuses
+    if (o.config.attention == Attention::Flash2 && o.config.dtype == DtypePolicy::FP32 &&
+        o.config.finetune.quant == Quant::None)
+        throw UsageError{"--attention flash2 runs fp16/bf16 only: add --dtype bf16 or amp-bf16 (or --quant)"};
 }
 
 } // namespace
@@ -172,12 +178,12 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
             "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
     } else if (a == "--loss") {
         auto v = value(a);
-        o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none");
+        o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none, chunked-ce, fused-linear-ce");
     } else if (a == "--checkpoint")
         o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
     else if (a == "--attention") {
         auto v = value(a);
-        o.config.attention = choice(a, v, parseAttention(v), "fused, math");
+        o.config.attention = choice(a, v, parseAttention(v), "eager, sdpa, flash2, flex (fused, math: sdpa, eager)");
     } else if (a == "--accumulate")
         o.config.accumulate = static_cast<int>(positive(a, value(a), 65536));
     else if (a == "--inplace")

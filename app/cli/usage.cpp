@@ -16,9 +16,15 @@ Training set-up
   --mode train|infer     (default train)
   --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)
   --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor|paged-adamw|paged-adamw8bit   (default adam)
-  --loss ce|mse|none     loss added after the first output (default ce)
+  --loss ce|mse|none|chunked-ce|fused-linear-ce
+                         loss added after the first output (default ce); chunked-ce: torchtune's
+                         CEWithChunkedOutputLoss (8 chunks upcast to fp32 one at a time); fused-linear-ce:
+                         Liger's fused linear cross-entropy (lm_head + loss over token chunks, no logits)
   --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
-  --attention fused|math attention as PyTorch's fused SDPA kernels, or written out (default fused)
+  --attention eager|sdpa|flash2|flex
+                         attention as Hugging Face's attn_implementation runs it: written out (eager), SDPA's
+                         kernel choice (sdpa), flash_attention_2 (fp32 operands cast to 16 bits), flex_attention
+                         (default sdpa, printed "fused"; fused and math: the old names of sdpa and eager)
   --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
   --inplace              inplace activations (ReLU(inplace=True) & co.)
   --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable

@@ -126,7 +126,8 @@ void ControlsPanel::describeControls()
            "(two FP32 moments), 8-bit Adam 2 bytes. Paged AdamW (bitsandbytes) keeps the state of large tensors in "
            "unified memory that can move to the host: shown beside the peak, not in it."));
     m_loss->setToolTip(tr("Loss on the first output: cross-entropy keeps the log-probabilities for backward (large for "
-                          "language models); None when the graph computes its own loss."));
+                          "language models); None when the graph computes its own loss. Chunked: torchtune's "
+                          "CEWithChunkedOutputLoss. Fused linear: Liger's kernel, which never makes the logits."));
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
     m_dtype->setObjectName(QStringLiteral("dtypeCombo"));
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
@@ -159,9 +160,10 @@ void ControlsPanel::describeControls()
         tr("Balanced DataParallel: samples GPU 0 processes (auto: the batch that evens the GPUs)."));
     m_offload->setToolTip(tr("ZeRO and FSDP: keep optimizer states (and ZeRO-3/FSDP parameters) in host memory."));
     m_attention->setToolTip(
-        tr("Fused: PyTorch 2's scaled_dot_product_attention kernels (nn.MultiheadAttention, Hugging Face "
-           "sdpa), which keep no [batch, heads, seq, seq] matrix. Math: attention written out with "
-           "matmul and softmax (Hugging Face eager, hand-written attention)."));
+        tr("How attention runs, as Hugging Face's attn_implementation names it. SDPA: PyTorch 2's "
+           "scaled_dot_product_attention picks flash, memory-efficient or math by dtype, head size and mask; only "
+           "math keeps the [batch, heads, seq, seq] matrix. Eager: written out with matmul and softmax. Flash "
+           "Attention 2: 16-bit only, casts fp32 inputs. Flex: flex_attention with a block mask."));
     m_allocator->setToolTip(
         tr("What must fit: the exact allocated peak, or what PyTorch's caching allocator reserves."));
     m_margin->setRange(0, 1 << 20);
@@ -233,6 +235,8 @@ void ControlsPanel::addChoices()
     addEnum(m_loss, Loss::CrossEntropy, tr("Cross-entropy"));
     addEnum(m_loss, Loss::MSE, tr("Mean squared error"));
     addEnum(m_loss, Loss::None, tr("None (the graph computes it)"));
+    addEnum(m_loss, Loss::ChunkedCE, tr("Chunked cross-entropy (torchtune)"));
+    addEnum(m_loss, Loss::FusedLinearCE, tr("Fused linear cross-entropy (Liger)"));
     selectData(m_optimizer, static_cast<int>(Optimizer::Adam));
     for (const GpuSpec& g : gpuPresets())
         m_gpu->addItem(tr("%1 (%2)").arg(gpuDisplayName(g.name), bytesText(g.capacity, Units::IEC)), qs(g.name));
@@ -245,8 +249,10 @@ void ControlsPanel::addChoices()
     for (AllocatorMode a : {AllocatorMode::Exact, AllocatorMode::Caching, AllocatorMode::Expandable})
         addEnum(m_allocator, a, allocatorName(a));
     selectData(m_allocator, static_cast<int>(Config{}.allocator));
-    addEnum(m_attention, Attention::Fused, tr("Fused (SDPA)"));
-    addEnum(m_attention, Attention::Math, tr("Math (matmul + softmax)"));
+    addEnum(m_attention, Attention::SDPA, tr("SDPA (fused kernels)"));
+    addEnum(m_attention, Attention::Eager, tr("Eager (matmul + softmax)"));
+    addEnum(m_attention, Attention::Flash2, tr("Flash Attention 2"));
+    addEnum(m_attention, Attention::Flex, tr("Flex attention"));
     selectData(m_attention, static_cast<int>(Config{}.attention));
     m_units->addItem(tr("IEC (KiB, MiB, GiB)"), static_cast<int>(Units::IEC));
     m_units->addItem(tr("SI (kB, MB, GB)"), static_cast<int>(Units::SI));

@@ -9,6 +9,8 @@ QString lossName(headroom::Loss l)
     case headroom::Loss::CrossEntropy: return PdfReport::tr("Cross-entropy");
     case headroom::Loss::MSE: return PdfReport::tr("Mean squared error");
     case headroom::Loss::None: return PdfReport::tr("None (the graph computes its loss)");
+    case headroom::Loss::ChunkedCE: return PdfReport::tr("Chunked cross-entropy (torchtune, 8 chunks)");
+    case headroom::Loss::FusedLinearCE: return PdfReport::tr("Fused linear cross-entropy (Liger)");
     }
     return qs(headroom::toString(l));
 }

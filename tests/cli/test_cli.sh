@@ -142,6 +142,22 @@ assert f["config"]["attention"] == "fused" and m["config"]["attention"] == "math
 assert m["memory"]["activations_saved"] - f["memory"]["activations_saved"] == 4 * (1048576 - 32 * 128 * 4)
 PY
 
+# Hugging Face's names for the same kernels: sdpa is fused, eager is math (printed as before); flash2 runs
+# 16 bits only; the chunked losses' names in the JSON.
+check "attention sdpa is fused" expect_exit 0 "$data/bert_like.onnx" --batch 8 --set seq=128 --attention sdpa --json
+check "sdpa prints fused" python3 -c "import json; assert json.load(open('$tmp/out'))['config']['attention'] == 'fused'"
+check "attention eager is math" expect_exit 0 "$data/bert_like.onnx" --batch 8 --set seq=128 --attention eager --json
+check "eager prints math" python3 -c "import json; assert json.load(open('$tmp/out'))['config']['attention'] == 'math'"
+check "flash2 in fp32 is usage" expect_exit 2 "$data/bert_like.onnx" --attention flash2
+check "flash2 in bf16" expect_exit 0 "$data/bert_like.onnx" --attention flash2 --dtype bf16 --json
+check "flash2 prints flash2" python3 -c "import json; assert json.load(open('$tmp/out'))['config']['attention'] == 'flash2'"
+check "flex" expect_exit 0 "$data/bert_like.onnx" --attention flex --json
+check "bad loss is usage" expect_exit 2 "$data/resnet18.onnx" --loss chunked
+for loss in chunked-ce fused-linear-ce; do
+    check "loss $loss" expect_exit 0 "$data/hf/llama_small.config.json" --loss $loss --dtype bf16 --json
+    check "loss $loss in config" python3 -c "import json; assert json.load(open('$tmp/out'))['config']['loss'] == '$loss'"
+done
+
 # --compare: the gpu_truth line of this model and configuration (tests/data/gpu/h100-points.jsonl:
 # tiny_gpt b32 s512 SGD fp32 ran with max_allocated 3,241,405,440 B; tiny_gpt writes its attention out:
 # --attention math), theory beside it.

@@ -49,8 +49,11 @@ constexpr std::array<std::pair<Optimizer, std::string_view>, 14> kOptimizers{
      {Optimizer::Custom, "custom"},
      {Optimizer::PagedAdamW, "paged-adamw"},
      {Optimizer::PagedAdamW8bit, "paged-adamw8bit"}}};
-constexpr std::array<std::pair<Loss, std::string_view>, 3> kLosses{
-    {{Loss::CrossEntropy, "ce"}, {Loss::MSE, "mse"}, {Loss::None, "none"}}};
+constexpr std::array<std::pair<Loss, std::string_view>, 5> kLosses{{{Loss::CrossEntropy, "ce"},
+                                                                    {Loss::MSE, "mse"},
+                                                                    {Loss::None, "none"},
+                                                                    {Loss::ChunkedCE, "chunked-ce"},
+                                                                    {Loss::FusedLinearCE, "fused-linear-ce"}}};
 constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{{Strategy::Single, "single"},
                                                                             {Strategy::DDP, "ddp"},
                                                                             {Strategy::DP, "dp"},
@@ -61,8 +64,14 @@ constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{{Str
                                                                             {Strategy::FSDP, "fsdp"}}};
 constexpr std::array<std::pair<AllocatorMode, std::string_view>, 3> kAllocators{
     {{AllocatorMode::Exact, "exact"}, {AllocatorMode::Caching, "caching"}, {AllocatorMode::Expandable, "expandable"}}};
-constexpr std::array<std::pair<Attention, std::string_view>, 2> kAttention{
-    {{Attention::Fused, "fused"}, {Attention::Math, "math"}}};
+// The first name of each is the printed one (config.h: "fused" and "math" stay the printed names of SDPA and
+// eager); the later rows are the spellings Hugging Face's attn_implementation uses, accepted as input.
+constexpr std::array<std::pair<Attention, std::string_view>, 6> kAttention{{{Attention::Fused, "fused"},
+                                                                            {Attention::Math, "math"},
+                                                                            {Attention::Flash2, "flash2"},
+                                                                            {Attention::Flex, "flex"},
+                                                                            {Attention::SDPA, "sdpa"},
+                                                                            {Attention::Eager, "eager"}}};
 constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
 constexpr std::array<std::pair<TorchVersion, std::string_view>, 2> kTorch{
     {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}}};

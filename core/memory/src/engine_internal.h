@@ -75,8 +75,8 @@ struct Unit
 };
 
 // What the plan's structure depends on besides the model: the freeze patterns, whether attention runs
-// as a fused SDPA kernel, which kernel PyTorch picks (flash needs 16-bit operands; GQA in fp32 falls back
-// to the math kernel), and the device's kernels (cuDNN RNN on CUDA).
+// by which kernel (SDPA's backend choice, flash_attention_2, flex_attention: fused_units.cpp attentionKernel,
+// which reads the operands' width), and the device's kernels (cuDNN RNN on CUDA).
 struct PlanOptions
 {
     std::vector<std::string> freeze;

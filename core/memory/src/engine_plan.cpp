@@ -76,7 +76,10 @@ PlanOptions planOptions(const Config& config)
 {
     PlanOptions o;
     o.freeze = config.freeze;
-    o.attention = config.attention;
+    // PyTorch before 2.0 has no F.scaled_dot_product_attention, and transformers needs torch >= 2.1.1 for it
+    // (utils/import_utils.py is_torch_sdpa_available): its default runs eager there (config.h).
+    o.attention = config.torch == TorchVersion::V1_13 && config.attention == Attention::SDPA ? Attention::Eager
+                                                                                             : config.attention;
     o.device = config.device;
     o.torch = config.torch;
     o.autocast = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
@@ -100,7 +103,8 @@ PlanOptions planOptions(const Config& config)
         o.quant = ft.quant;
         o.kbitFp32 = o.quant != Quant::None && ft.kbitPrep;
         o.computeBytes = ft.computeBytes;
-        // kbit preparation's fp32 stream gives attention fp32 operands: no flash kernel
+        // kbit preparation's fp32 stream gives attention fp32 operands: no flash kernel (fused_units.cpp
+        // attentionKernel: memory-efficient, or math for grouped-query heads)
         if (o.kbitFp32)
             o.lowPrecision = false;
     }

@@ -224,21 +224,30 @@ void trySilu(FusionGraph& g, int s)
     g.addFused(UnitKind::Silu, {s, mul}, x);
 }
 
-// Does `t` come from an Expand through views within a few steps? Hugging Face's repeat_kv
-// (x[:, :, None].expand(...).reshape(...)) marks a grouped-query attention operand.
-bool fromExpand(const FusionGraph& g, int t)
+// The operand of Hugging Face's repeat_kv (x[:, :, None].expand(...).reshape(...)) that `t` is read from
+// through views and one Expand, i.e. the grouped key or value before repetition; -1 when `t` is no repeated
+// grouped-query operand.
+int expandSource(const FusionGraph& g, int t)
 {
     for (int guard = 0; guard < 6 && t >= 0; ++guard) {
         const int pr = g.producer(t);
         if (pr < 0 || g.node(pr).inputs.empty())
-            return false;
-        if (g.node(pr).op == "Expand")
-            return true;
+            return -1;
+        if (g.node(pr).op == "Expand") {
+            int x = g.node(pr).inputs[0]; // the x[:, :, None] view of the grouped tensor
+            for (int up = 0; up < 2; ++up) {
+                const int xp = g.producer(x);
+                if (xp < 0 || !isViewOp(g.node(xp).op) || g.node(xp).inputs.empty())
+                    break;
+                x = g.node(xp).inputs[0];
+            }
+            return x;
+        }
         if (!isViewOp(g.node(pr).op))
-            return false;
+            return -1;
         t = g.node(pr).inputs[0];
     }
-    return false;
+    return -1;
 }
 
 // Backwards from the scores: the scale and mask ops (appended to nodes) down to the score MatMul q @ k^T,
@@ -302,16 +311,71 @@ int valueMatMul(const FusionGraph& g, int probabilities, std::vector<int>& nodes
     return -1;
 }
 
+// Which kernel runs the attention and what its backward keeps (docs/DESIGN.md). Inputs: the operands'
+// compute width and whether k and v come from repeat_kv.
+struct AttentionKernel
+{
+    bool fused = false;   // no [B, H, T, T] matrix kept (else: the written-out graph, as eager and math run it)
+    bool grouped = false; // k and v are saved as the grouped tensors, before repeat_kv
+    int castBytes = 0;    // q, k, v and the output are saved as new tensors of this width (0: as they are)
+};
+
+// The head dim of q (0: not a constant).
+int64_t headDim(const FusionGraph& g, int q)
+{
+    const auto& qd = g.m.tensors[static_cast<size_t>(q)].shape.dims;
+    return qd.empty() ? 0 : qd.back().constantValue().value_or(0);
+}
+
+AttentionKernel attentionKernel(const FusionGraph& g, int q, bool gqa)
+{
+    switch (g.opts.attention) {
+    case Attention::Math: return {};
+    case Attention::Flash2:
+        // transformers' flash_attention_2 (integrations/flash_attention.py flash_attention_forward and
+        // modeling_flash_attention_utils.py _flash_attention_forward): k and v go in with their kv heads
+        // (flash_attn handles GQA, no repeat_kv); fp32 q, k, v (kbit preparation's fp32 stream) are cast
+        // `.to(target_dtype)`, and flash_attn's FlashAttnFunc saves those casts: q, k, v, out, softmax_lse
+        // (flash_attn_interface.py ctx.save_for_backward). flash_attn runs only fp16/bf16, so a 16-bit run.
+        return {true, gqa, g.opts.lowPrecision ? 0 : 2};
+    case Attention::Flex:
+        // torch.nn.attention.flex_attention (flex_attention.py; its autograd function FlexAttentionAutogradOp
+        // saves query, key, value, out, logsumexp and the block mask): fp32 allowed, no cast; Hugging Face's
+        // integrations/flex_attention.py passes enable_gqa=True, so k and v stay grouped. The BlockMask is built
+        // once per forward and shared by every layer: B x ceil(T/128)^2 int32 indices per mask tensor (4 of
+        // them: 64 KiB per sequence at T = 8192), not counted per layer.
+        return {true, gqa, 0};
+    case Attention::Fused: break;
+    }
+    // SDPA's backend choice (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp select_sdp_backend): flash
+    // or cuDNN (fp16/bf16, head dim <= 256, no explicit attn_mask), else memory-efficient (fp32 too, an
+    // attn_mask allowed, head dim a multiple of minimum_gemm_alignment: 4 for fp32 on sm80+, 8 for 16 bits),
+    // else the math kernel, which is the written-out graph. Flash, cuDNN and memory-efficient all save query,
+    // key, value, output and a fp32 logsumexp (derivatives.yaml _scaled_dot_product_flash_attention /
+    // _scaled_dot_product_efficient_attention / _scaled_dot_product_cudnn_attention; the memory-efficient
+    // logsumexp rounds T up to a multiple of 32, not modelled) plus the philox seed and offset.
+    // transformers (integrations/sdpa_attention.py sdpa_attention_forward, 00c238b) passes is_causal=True and
+    // no attn_mask when the mask is None (a causal LM without padding), so flash is open to 16-bit runs.
+    // Grouped-query attention in fp32 (an fp32 model, or QLoRA's kbit-prepared fp32 stream): Hugging Face
+    // passes enable_gqa=True without a mask (use_gqa_in_sdpa: torch >= 2.5 and no mask), which
+    // can_use_mem_efficient_attention refused before its supports_gqa (PyTorch main 001f694 allows it); the
+    // H100 truth (tests/data/hf/h100-hf-points.jsonl, tst_hfconfig llamaSmallAgainstH100: sdpa fp32 measured
+    // as eager to 0.0 %) says the math kernel, so math it is. k and v are kept as the graph has them: the
+    // repeat_kv copies (the grouped ones would be what enable_gqa keeps in 16 bits; the export-consistency
+    // test tst_hfconfig llamaSmallAgainstExport pins the written-out form).
+    const int64_t d = headDim(g, q);
+    const int64_t align = g.opts.lowPrecision ? 8 : 4;
+    if ((!g.opts.lowPrecision && gqa) || (d > 0 && d % align != 0))
+        return {};
+    return {true, false, 0};
+}
+
 // MatMul(q, k^T) -> [scale] -> [mask: Add / Where / Sub] -> Softmax(last axis) -> [Cast] -> [Dropout]
-// -> MatMul(., v): the attention that PyTorch >= 2.0 runs as one fused kernel when the model calls
+// -> MatMul(., v): the attention that PyTorch >= 2.0 runs as one kernel when the model calls
 // F.scaled_dot_product_attention (nn.MultiheadAttention with need_weights=False, which
-// nn.TransformerEncoderLayer uses; Hugging Face's default attn_implementation="sdpa").
-// derivatives.yaml `_scaled_dot_product_efficient_attention` / `_scaled_dot_product_flash_attention`:
-// backward reads query, key, value, output and logsumexp (fp32, one per query row) plus the RNG
-// state; the [B, H, T, T] scores are never stored, in training or inference. Kernel choice
-// (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp): flash needs fp16/bf16 operands; the
-// memory-efficient kernel takes fp32 but not enable_gqa, so fp32 grouped-query attention (Hugging Face
-// passes enable_gqa=True when there is no mask) runs the math kernel, which is the written-out graph.
+// nn.TransformerEncoderLayer uses; Hugging Face's attn_implementation "sdpa", "flash_attention_2",
+// "flex_attention"): attentionKernel says which kernel and what it saves; the [B, H, T, T] scores are never
+// stored, in training or inference.
 void tryAttention(FusionGraph& g, int sm)
 {
     const Node& sn = g.node(sm);
@@ -335,8 +399,10 @@ void tryAttention(FusionGraph& g, int sm)
     if (!g.p.dynamic[static_cast<size_t>(q)] || !g.p.dynamic[static_cast<size_t>(kT)] ||
         !g.p.dynamic[static_cast<size_t>(v)])
         return;
-    if (!g.opts.lowPrecision && (fromExpand(g, kT) || fromExpand(g, v)))
-        return; // fp32 GQA: the math kernel
+    const int kSrc = expandSource(g, kT), vSrc = expandSource(g, v);
+    const AttentionKernel kernel = attentionKernel(g, q, kSrc >= 0 && vSrc >= 0);
+    if (!kernel.fused)
+        return;
     nodes.push_back(mm1);
     nodes.push_back(mm2);
     // q / sqrt(d) written before the matmul (torch 1.x MultiheadAttention) is SDPA's own `scale`
@@ -348,9 +414,19 @@ void tryAttention(FusionGraph& g, int sm)
         q = g.node(qs).inputs[0];
     }
     Unit& u = g.addFused(UnitKind::Attention, nodes, q);
-    u.saved.push_back({SavedItem::Kind::Storage, kT});
-    u.saved.push_back({SavedItem::Kind::Storage, v});
-    u.saved.push_back({SavedItem::Kind::Storage, g.out(mm2)});
+    const int key = kernel.grouped ? kSrc : kT, value = kernel.grouped ? vSrc : v;
+    if (kernel.castBytes > 0) {
+        u.saved.clear();
+        for (int t : {q, key, value, g.out(mm2)}) {
+            SavedItem cast{SavedItem::Kind::Extra, t};
+            cast.elemBytes = kernel.castBytes;
+            u.saved.push_back(cast);
+        }
+    } else {
+        u.saved.push_back({SavedItem::Kind::Storage, key});
+        u.saved.push_back({SavedItem::Kind::Storage, value});
+        u.saved.push_back({SavedItem::Kind::Storage, g.out(mm2)});
+    }
     // logsumexp: fp32, one per (batch, head, query row)
     u.saved.push_back(fp32Stats(scores, 1, 0, static_cast<int>(sd.size()) - 1));
     // forward MACs of both matmuls: scores * head_dim * 2
@@ -375,7 +451,7 @@ void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
     // Units: recognised decompositions first, then one unit per remaining dynamic node.
     FusionGraph g{m, p, options, std::vector<uint8_t>(nN, 0)};
     // Attention first: its scale and mask ops must not be taken by the smaller patterns.
-    if (options.attention == Attention::Fused)
+    if (options.attention != Attention::Math)
         for (size_t n = 0; n < nN; ++n)
             if (fusionAnchor(m.nodes[n].op) == UnitKind::Attention && !g.claimed[n] && !m.nodes[n].outputs.empty() &&
                 m.nodes[n].outputs[0] >= 0 && p.dynamic[static_cast<size_t>(m.nodes[n].outputs[0])])

@@ -106,6 +106,7 @@ void backward(Iteration& w)
     for (size_t ui = w.nU; w.lossHasGrad && ui-- > 0;) {
         if (w.ckpt && w.checkpointed(ui) && !w.recomputed[static_cast<size_t>(w.opt.segmentOfUnit[ui])])
             recomputeSegment(w, ui);
+        fusedLinearLossBackward(w, ui);
         backwardUnit(w, ui);
     }
 }

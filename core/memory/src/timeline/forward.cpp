@@ -91,6 +91,8 @@ void forward(Iteration& w)
 void forwardUnit(Iteration& w, size_t u, bool recompute, int seg)
 {
     const Unit& unit = w.plan.units[u];
+    if (!recompute && fusedLinearLossForward(w, u))
+        return;
     if (!w.aliasUnit[u])
         allocateOutputs(w, unit, recompute);
     if (w.train && (!w.checkpointed(u) || recompute)) {

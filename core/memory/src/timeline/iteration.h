@@ -47,6 +47,11 @@ struct Iteration
     // loss.cpp, backward.cpp: the gradients
     std::vector<int> gradBuf; // gradient buffer per tensor
     bool lossHasGrad = false; // the loss output gets a gradient: backward runs
+    // Loss::FusedLinearCE (loss.cpp): the units Liger's function replaces (the lm_head MatMul and a final
+    // softcap), the lm_head unit, and the hidden states' gradient it computes in forward
+    std::vector<uint8_t> fusedLoss;
+    int fusedLossHead = -1;
+    int fusedGradInput = -1;
 
     bool checkpointed(size_t u) const { return ckpt && opt.segmentOfUnit[u] < opt.segments - 1; }
     int producerUnit(int t) const
@@ -77,6 +82,9 @@ void forward(Iteration& w);
 void forwardUnit(Iteration& w, size_t u, bool recompute, int seg);
 void handOutOutputs(Iteration& w);
 // loss.cpp
+void findFusedLinearLoss(Iteration& w);
+bool fusedLinearLossForward(Iteration& w, size_t u);
+void fusedLinearLossBackward(Iteration& w, size_t u);
 void loss(Iteration& w);
 // backward.cpp
 void backward(Iteration& w);

@@ -58,8 +58,8 @@ void countForwardReferences(Iteration& w)
 void assignSavedReleases(Iteration& w)
 {
     for (size_t u = 0; u < w.nU; ++u) {
-        if (w.checkpointed(u))
-            continue;
+        if (w.checkpointed(u) || (!w.fusedLoss.empty() && w.fusedLoss[u]))
+            continue; // Liger's function saves none of the lm_head's tensors (loss.cpp)
         for (const SavedItem& it : w.plan.units[u].saved) {
             if (it.kind != SavedItem::Kind::Storage || !w.rec.itemActive(it))
                 continue;

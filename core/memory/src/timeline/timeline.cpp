@@ -11,6 +11,7 @@ namespace {
 void run(Iteration& w)
 {
     resolveRuntimeStorage(w);
+    findFusedLinearLoss(w);
     countForwardReferences(w);
     if (w.train)
         assignSavedReleases(w);

@@ -53,7 +53,9 @@ struct SizeRef
         Autocast,
         DequantTransient,
         Quantized,
-        OptimizerTemp, // the foreach optimizers' fp32 temporary (one per trainable parameter)
+        OptimizerTemp,   // the foreach optimizers' fp32 temporary (one per trainable parameter)
+        LossChunk,       // one of torchtune's output chunks of output `index` in fp32 (loss.cpp)
+        LinearLossChunk, // Liger's transient logits chunk of the lm_head output `index` (loss.cpp)
     };
     Kind kind = Kind::Activation;
     int index = -1;
@@ -121,6 +123,8 @@ struct SimContext
 };
 
 int64_t sizeOf(const SimContext& c, const SizeRef& ref);
+// loss.cpp: the chunked losses' chunk sizes (SizeRef::Kind::LossChunk, LinearLossChunk)
+int64_t lossChunkBytes(const SimContext& c, const SizeRef& ref);
 bool guardsHold(const SimContext& c, const SimProgram& program);
 // timeline.cpp: one structural walk of the iteration (the phases above).
 SimProgram recordIteration(const SimContext& c, const SimOptions& options);

@@ -122,6 +122,8 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref)
     case SizeRef::Kind::Autocast: return s.autocast;
     case SizeRef::Kind::DequantTransient: return s.dequantTransient;
     case SizeRef::Kind::Quantized: return s.quantized;
+    case SizeRef::Kind::LossChunk:
+    case SizeRef::Kind::LinearLossChunk: return lossChunkBytes(c, ref);
     case SizeRef::Kind::OptimizerTemp: {
         int64_t temp = 0;
         switch (c.config.optimizer) {

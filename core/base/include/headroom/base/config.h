@@ -28,12 +28,25 @@ enum class Optimizer : uint8_t {
     PagedAdamW,
     PagedAdamW8bit
 }; // bitsandbytes paged optimizers (32-bit / 8-bit state)
-enum class Loss : uint8_t { CrossEntropy, MSE, None };
+// ChunkedCE: torchtune's CEWithChunkedOutputLoss (torchtune/modules/loss/ce_chunked_output_loss.py: the
+// output projected and upcast to fp32 in num_output_chunks = 8 sequence chunks, so no fp32 copy of the whole
+// logits exists at once). FusedLinearCE: Liger's LigerFusedLinearCrossEntropyLoss
+// (liger_kernel/ops/fused_linear_cross_entropy.py): lm_head and loss in one function over token chunks, the
+// logits never materialised, the hidden states' gradient computed in forward (timeline/loss.cpp).
+enum class Loss : uint8_t { CrossEntropy, MSE, None, ChunkedCE, FusedLinearCE };
 enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
-// How attention subgraphs run: PyTorch >= 2.0's fused SDPA kernels (flash / memory-efficient: no [B, H, T, T]
-// matrix kept) or written out with matmul + softmax (explicit attention, or PyTorch before 2.0).
-enum class Attention : uint8_t { Fused, Math };
+// How attention subgraphs run, as Hugging Face's attn_implementation names them (core/memory/src/fused_units.cpp
+// tryAttention): SDPA (F.scaled_dot_product_attention, which picks flash, memory-efficient or math by dtype,
+// head dim, mask and enable_gqa; no [B, H, T, T] matrix kept unless math), Eager (written out with matmul +
+// softmax: explicit attention, or PyTorch before 2.0), Flash2 (transformers' flash_attention_2: fp32 operands
+// cast to 16 bits, never T x T) and Flex (torch.nn.attention.flex_attention). Fused and Math are the names the
+// CLI, JSON and settings have always printed for SDPA and Eager, and stay their printed names.
+// The default is SDPA: transformers >= 4.36 picks attn_implementation="sdpa" when torch supports it
+// (modeling_utils.py PreTrainedModel._autoset_attn_implementation / _check_and_adjust_attn_implementation,
+// is_torch_sdpa_available: torch >= 2.1.1), and ONNX exports keep the fused reading they always had; with
+// TorchVersion::V1_13 there is no SDPA, so it runs as Eager (engine_plan.cpp planOptions).
+enum class Attention : uint8_t { Fused, Math, Flash2, Flex, SDPA = Fused, Eager = Math };
 // Where autograd runs: the rules that differ between PyTorch's CUDA and CPU kernels (cuDNN RNN vs the
 // native per-step cells). Headroom targets a CUDA GPU; CPU reproduces the CPU truth of the corpus.
 enum class Device : uint8_t { CUDA, CPU };
