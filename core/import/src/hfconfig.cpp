@@ -3,10 +3,11 @@
 // exported file. Module paths follow the model's named_modules() (`model.layers.3.self_attn.q_proj`).
 #include "headroom/import/hfconfig.h"
 
+#include "hf_builder.h"
+#include "hf_limits.h"
 #include "hf_moe.h"
 
 #include "headroom/base/error.h"
-#include "onnx_builder.h"
 
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
@@ -22,17 +23,10 @@ namespace headroom {
 namespace {
 
 using json = nlohmann::json;
+using detail::Builder;
 using detail::OnnxBuilder;
 
-int64_t need(const json& j, const char* key, const std::string& file)
-{
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null())
-        throw Error(file + ": config.json has no '" + key + "'");
-    if (!it->is_number_integer() || it->get<int64_t>() <= 0)
-        throw Error(file + ": config.json's '" + key + "' is not a positive integer");
-    return it->get<int64_t>();
-}
+int64_t need(const json& j, const char* key, const std::string& file) { return detail::needCount(j, key, file); }
 
 int64_t optional(const json& j, const char* key, int64_t fallback, const std::string& file)
 {
@@ -53,146 +47,6 @@ bool flag(const json& j, const char* key, bool fallback)
     auto it = j.find(key);
     return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
-
-struct Builder
-{
-    const HfArch& a;
-    OnnxBuilder& g;
-    double eps;
-    double ropeTheta;
-    double dropout;                             // gpt2's resid/embd/attn dropout (training mode)
-    std::string cos, sin, mask;                 // shared by every layer
-    std::vector<std::string> routerLogits = {}; // MoE layers' router logits, for the auxiliary loss
-
-    std::string dropoutOf(const std::string& x, const std::string& scope)
-    {
-        if (dropout <= 0)
-            return x;
-        // training-mode nn.Dropout: keeps a 1-byte mask for backward (derivatives.yaml native_dropout)
-        return g.node("Dropout", scope, {x, g.scalar(dropout), g.boolean(true)});
-    }
-
-    // Linear as torch.onnx writes it: MatMul with the transposed weight (+ Add of the bias).
-    std::string linear(const std::string& x, const std::string& module, int64_t in, int64_t out, bool bias)
-    {
-        const std::string scope = "/" + dotsToPath(module);
-        std::string y = g.node("MatMul", scope, {x, g.weight(module + ".weight", {in, out})});
-        if (bias)
-            y = g.node("Add", scope, {g.weight(module + ".bias", {out}), y});
-        return y;
-    }
-
-    static std::string dotsToPath(const std::string& module)
-    {
-        // "model.layers.3.self_attn" -> "model/layers.3/self_attn": a ModuleList index stays with its name,
-        // as torch.onnx scopes do.
-        std::string r;
-        std::istringstream in(module);
-        std::string part;
-        while (std::getline(in, part, '.')) {
-            const bool index = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
-            r += index ? "." + part : (r.empty() ? "" : "/") + part;
-        }
-        return r;
-    }
-
-    // LlamaRMSNorm: weight * (x * rsqrt(mean(x^2) + eps)); GemmaRMSNorm multiplies by (1 + weight).
-    std::string rmsNorm(const std::string& x, const std::string& module, int64_t dim)
-    {
-        const std::string s = "/" + dotsToPath(module);
-        const std::string p = g.node("Pow", s, {x, g.scalar(2.0)});
-        const std::string m = g.node("ReduceMean", s, {p, g.ints({-1})});
-        const std::string r = g.node("Reciprocal", s, {g.node("Sqrt", s, {g.node("Add", s, {m, g.scalar(eps)})})});
-        const std::string n = g.node("Mul", s, {x, r});
-        const std::string w = g.weight(module + ".weight", {dim});
-        // Gemma: n * (1 + w), written n * w + n so the weight stays a Mul operand (a parameter) for the importer
-        if (a.modelType == "gemma" || a.modelType == "gemma2")
-            return g.node("Add", s, {g.node("Mul", s, {n, w}), n});
-        return g.node("Mul", s, {w, n});
-    }
-
-    std::string layerNorm(const std::string& x, const std::string& module, int64_t dim)
-    {
-        const std::string s = "/" + dotsToPath(module);
-        const std::string y = g.node("LayerNormalization", s,
-                                     {x, g.weight(module + ".weight", {dim}), g.weight(module + ".bias", {dim})});
-        g.attrInt("axis", -1);
-        g.attrFloat("epsilon", eps);
-        return y;
-    }
-
-    // [B, T, n*d] -> [B, n, T, d]
-    std::string heads(const std::string& x, const std::string& scope, int64_t n, const std::string& normModule = {})
-    {
-        std::string v = g.node("Reshape", scope, {x, g.ints({0, 0, n, a.headDim})});
-        if (!normModule.empty())
-            v = rmsNorm(v, normModule, a.headDim); // Qwen3: q_norm/k_norm over head_dim, before the transpose
-        v = g.node("Transpose", scope, {v});
-        g.attrInts("perm", {0, 2, 1, 3});
-        return v;
-    }
-
-    // apply_rotary_pos_emb: x * cos + rotate_half(x) * sin
-    std::string rotary(const std::string& x, const std::string& scope)
-    {
-        const int64_t h = a.headDim / 2;
-        const std::string x1 = g.node("Slice", scope, {x, g.ints({0}), g.ints({h}), g.ints({3})});
-        const std::string x2 = g.node("Slice", scope, {x, g.ints({h}), g.ints({a.headDim}), g.ints({3})});
-        const std::string rot = g.node("Concat", scope, {g.node("Neg", scope, {x2}), x1});
-        g.attrInt("axis", -1);
-        return g.node("Add", scope, {g.node("Mul", scope, {x, cos}), g.node("Mul", scope, {rot, sin})});
-    }
-
-    // repeat_kv: [B, kv, T, d] -> [B, kv*rep, T, d] by expand + reshape (a no-op when rep == 1).
-    std::string repeatKv(const std::string& x, const std::string& scope, const std::string& batch,
-                         const std::string& seq)
-    {
-        const int64_t rep = a.heads / a.kvHeads;
-        if (rep == 1)
-            return x;
-        const std::string u = g.node("Unsqueeze", scope, {x, g.ints({2})});
-        const std::string shape = g.node("Concat", scope, {batch, g.ints({a.kvHeads, rep}), seq, g.ints({a.headDim})});
-        g.attrInt("axis", 0);
-        const std::string e = g.node("Expand", scope, {u, shape});
-        return g.node("Reshape", scope, {e, g.ints({0, a.heads, -1, a.headDim})});
-    }
-
-    std::string softcap(const std::string& x, const std::string& scope, double cap)
-    {
-        // Gemma 2: tanh(x / cap) * cap; tanh keeps its result for backward
-        const std::string t = g.node("Tanh", scope, {g.node("Div", scope, {x, g.scalar(cap)})});
-        return g.node("Mul", scope, {t, g.scalar(cap)});
-    }
-
-    std::string attention(const std::string& q, const std::string& k, const std::string& v, const std::string& scope,
-                          double scaling, const std::string& sinks = {})
-    {
-        const std::string kt = g.node("Transpose", scope, {k});
-        g.attrInts("perm", {0, 1, 3, 2});
-        std::string w = g.node("Mul", scope, {g.node("MatMul", scope, {q, kt}), g.scalar(scaling)});
-        if (a.attnSoftcap > 0)
-            w = softcap(w, scope, a.attnSoftcap);
-        w = g.node("Add", scope, {w, mask});
-        if (!sinks.empty()) {
-            // gpt-oss eager_attention_forward: one learned logit per head joins each row's softmax and is
-            // dropped after it: cat([scores, sinks.expand(B, h, T, 1)], -1) -> softmax -> [..., :-1]
-            const std::string s = g.node("Reshape", scope, {g.weight(sinks, {a.heads}), g.ints({1, a.heads, 1, 1})});
-            const std::string rows = g.node("Slice", scope, {g.node("Shape", scope, {w}), g.ints({0}), g.ints({3})});
-            const std::string shape = g.node("Concat", scope, {rows, g.ints({1})});
-            g.attrInt("axis", 0);
-            w = g.node("Concat", scope, {w, g.node("Expand", scope, {s, shape})});
-            g.attrInt("axis", -1);
-        }
-        w = g.node("Softmax", scope, {w});
-        g.attrInt("axis", -1);
-        if (!sinks.empty())
-            w = g.node("Slice", scope, {w, g.ints({0}), g.ints({-1}), g.ints({-1})});
-        w = dropoutOf(w, scope + "/attn_dropout");
-        std::string o = g.node("Transpose", scope, {g.node("MatMul", scope, {w, v})});
-        g.attrInts("perm", {0, 2, 1, 3});
-        return g.node("Reshape", scope, {o, g.ints({0, 0, -1})});
-    }
-};
 
 std::string lower(std::string s)
 {
@@ -286,14 +140,11 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
                     std::to_string(a.kvHeads) + " key/value heads");
     if (a.headDim % 2 != 0 && t != "gpt2")
         throw Error(file + ": head_dim " + std::to_string(a.headDim) + " is odd; rotary embeddings need it even");
+    detail::checkTotal(a, file);
     return a;
 }
 
-// input_ids' batch and seq as 1-D shape pieces, seq as a scalar, and the positions 0..seq-1.
-struct SeqShape
-{
-    std::string batch, seq, seqScalar, positions;
-};
+namespace detail {
 
 SeqShape seqShape(OnnxBuilder& g)
 {
@@ -351,6 +202,10 @@ void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
     b.cos = g.node("Unsqueeze", s, {g.node("Cos", s, {emb}), g.ints({1})});
     b.sin = g.node("Unsqueeze", s, {g.node("Sin", s, {emb}), g.ints({1})});
 }
+
+} // namespace detail
+
+using detail::SeqShape;
 
 // One GPT-2 block (modeling_gpt2.py GPT2Block): pre-LN attention with a fused c_attn, pre-LN MLP.
 std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& root)
