@@ -33,6 +33,30 @@ struct Builder
         return g.node("Dropout", scope, {x, g.scalar(dropout), g.boolean(true)});
     }
 
+    // hidden_act as transformers' ACT2FN runs it (activations.py): "gelu" GELUActivation (F.gelu, erf) and
+    // "gelu_pytorch_tanh" (F.gelu, tanh) are one op that keeps its input; "gelu_new" / "gelu_fast"
+    // NewGELUActivation is written out in Python, each op keeping its own tensors; "silu" F.silu; "relu".
+    std::string activation(const std::string& x, const std::string& scope, const std::string& kind)
+    {
+        if (kind == "gelu" || kind == "gelu_pytorch_tanh") {
+            const std::string y = g.node("Gelu", scope, {x});
+            if (kind == "gelu_pytorch_tanh")
+                g.attrString("approximate", "tanh");
+            return y;
+        }
+        if (kind == "gelu_new" || kind == "gelu_fast") {
+            // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+            std::string inner = g.node("Mul", scope, {g.node("Pow", scope, {x, g.scalar(3.0)}), g.scalar(0.044715)});
+            inner = g.node("Mul", scope, {g.node("Add", scope, {x, inner}), g.scalar(std::sqrt(2.0 / M_PI))});
+            return g.node("Mul", scope,
+                          {g.node("Mul", scope, {x, g.scalar(0.5)}),
+                           g.node("Add", scope, {g.node("Tanh", scope, {inner}), g.scalar(1.0)})});
+        }
+        if (kind == "relu")
+            return g.node("Relu", scope, {x});
+        return g.node("Mul", scope, {x, g.node("Sigmoid", scope, {x})}); // silu / swish
+    }
+
     // Linear as torch.onnx writes it: MatMul with the transposed weight (+ Add of the bias).
     std::string linear(const std::string& x, const std::string& module, int64_t in, int64_t out, bool bias)
     {
@@ -94,11 +118,13 @@ struct Builder
     }
 
     // apply_rotary_pos_emb: x * cos + rotate_half(x) * sin
-    std::string rotary(const std::string& x, const std::string& scope)
+    // (over the first `width` of head_dim when given: the partial rotary of hf_decoders.cpp)
+    std::string rotary(const std::string& x, const std::string& scope, int64_t width = 0)
     {
-        const int64_t h = a.headDim / 2;
+        const int64_t d = width > 0 ? width : a.headDim;
+        const int64_t h = d / 2;
         const std::string x1 = g.node("Slice", scope, {x, g.ints({0}), g.ints({h}), g.ints({3})});
-        const std::string x2 = g.node("Slice", scope, {x, g.ints({h}), g.ints({a.headDim}), g.ints({3})});
+        const std::string x2 = g.node("Slice", scope, {x, g.ints({h}), g.ints({d}), g.ints({3})});
         const std::string rot = g.node("Concat", scope, {g.node("Neg", scope, {x2}), x1});
         g.attrInt("axis", -1);
         return g.node("Add", scope, {g.node("Mul", scope, {x, cos}), g.node("Mul", scope, {rot, sin})});

@@ -4,6 +4,7 @@
 #include "headroom/import/hfconfig.h"
 
 #include "hf_builder.h"
+#include "hf_families.h"
 #include "hf_limits.h"
 #include "hf_moe.h"
 
@@ -74,8 +75,16 @@ std::vector<std::string> peftDefaultTargets(std::string_view t)
         return {"q_proj", "v_proj"};
     if (t == "phi3")
         return {"qkv_proj"};
-    if (t == "gpt2")
+    if (t == "gpt2" || t == "gpt_bigcode")
         return {"c_attn"};
+    if (t == "bert" || t == "roberta")
+        return {"query", "value"};
+    if (t == "gpt_neox" || t == "falcon")
+        return {"query_key_value"};
+    if (t == "stablelm")
+        return {"q_proj", "v_proj"};
+    if (t == "phi")
+        return {"q_proj", "v_proj", "fc1", "fc2"};
     return {};
 }
 
@@ -126,6 +135,8 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.finalSoftcap = t == "gemma2" ? number(j, "final_logit_softcapping", 0) : 0;
     } else if (detail::isMoeModelType(t)) {
         detail::parseMoeConfig(j, a, file);
+    } else if (detail::isFamilyType(t)) {
+        detail::parseFamilyConfig(j, a, file);
     } else {
         throw Error(file + ": not supported yet: " + t);
     }
@@ -138,7 +149,11 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
     if (a.heads % a.kvHeads != 0)
         throw Error(file + ": " + std::to_string(a.heads) + " attention heads are not a multiple of " +
                     std::to_string(a.kvHeads) + " key/value heads");
-    if (a.headDim % 2 != 0 && t != "gpt2")
+    const bool rotary = a.family.layout == HfLayout::Llama ? t != "gpt2" : a.family.rotaryFraction > 0;
+    if (rotary && static_cast<int64_t>(static_cast<double>(a.headDim) *
+                                       (a.family.layout == HfLayout::Llama ? 1.0 : a.family.rotaryFraction)) %
+                          2 !=
+                      0)
         throw Error(file + ": head_dim " + std::to_string(a.headDim) + " is odd; rotary embeddings need it even");
     detail::checkTotal(a, file);
     return a;
@@ -368,6 +383,10 @@ void auxLoss(Builder& b)
 
 std::string buildHfModel(const HfArch& a, const std::string& file)
 {
+    if (a.family.layout == HfLayout::Bert || a.family.layout == HfLayout::Roberta)
+        return detail::buildEncoderModel(a, file);
+    if (a.family.layout != HfLayout::Llama)
+        return detail::buildDecoderFamilyModel(a, file);
     OnnxBuilder g({.producer = std::string(kHfConfigProducer),
                    .opset = 18,
                    .weightsFile = "config.json.weights",

@@ -31,6 +31,23 @@ struct HfMla
     int64_t qLoraRank = 0, kvLoraRank = 0, nope = 0, rope = 0, v = 0; // kvLoraRank 0: not MLA
 };
 
+// The families hf_families.cpp reads from its table and hf_decoders.cpp / hf_encoders.cpp build; Llama is every
+// type hfconfig.cpp builds itself (the Llama-style decoders, gpt2, the MoE families).
+enum class HfLayout : uint8_t { Llama, Bert, Roberta, Phi, StableLm, GptNeox, GptBigCode, Falcon };
+
+// What those families differ in (each type's modeling_<type>.py).
+struct HfFamily
+{
+    HfLayout layout = HfLayout::Llama;
+    std::string act;           // hidden_act: "gelu" (erf), "gelu_new", "gelu_pytorch_tanh", "silu"
+    double rotaryFraction = 0; // partial_rotary_factor / rotary_pct: the rotated share of head_dim (0: none)
+    bool parallel = false;     // attention and MLP both read the layer's input (use_parallel_residual, parallel_attn)
+    bool bias = false;         // the Linear layers carry biases
+    bool newArch = false;      // falcon new_decoder_architecture: ln_attn and ln_mlp, grouped KV heads
+    int64_t typeVocab = 0;     // encoders: type_vocab_size (token type embeddings)
+    int64_t labels = 0;        // encoders: the sequence classification head's num_labels
+};
+
 // A Hugging Face `config.json` read as the architecture it describes (no weights, no network).
 struct HfArch
 {
@@ -49,6 +66,7 @@ struct HfArch
     bool sinks = false;                       // gpt_oss: a learned sink logit per head joins the softmax
     HfMoe moe;
     HfMla mla;
+    HfFamily family;
 };
 
 // Parameters a token passes through (routed experts counted k of E times); 0 for a dense model. Both
