@@ -92,6 +92,16 @@ private slots:
         // lm_head.weight, stored apart in the checkpoint (+ 295,469,056 = 7,217,189,760); no exact figure was
         // in the stored sources (tests/data/external/README.md)
         QTest::newRow("falcon-7b (MQA, parallel, tied)") << "tiiuae--falcon-7b.json" << qint64(6921720704);
+        // new_decoder_architecture: ln_attn + ln_mlp, 8 KV heads. The Hub total 179,522,565,120 (safetensors)
+        // stores lm_head.weight apart from the tied word_embeddings (65024 x 14848); parameters() counts it once
+        QTest::newRow("falcon-180B (new_decoder_architecture)")
+            << "tiiuae--falcon-180B.json" << qint64(179522565120 - 65024LL * 14848);
+        QTest::newRow("gemma-3-1b-it (gemma3_text, Hub safetensors total)")
+            << "google--gemma-3-1b-it.json" << qint64(999885952);
+        QTest::newRow("OLMo-2-1124-7B (Hub safetensors total)") << "allenai--OLMo-2-1124-7B.json" << qint64(7298617344);
+        // RobertaForSequenceClassification, 2 labels (a published table of fine-tuning parameter counts)
+        QTest::newRow("roberta-large (SequenceClassification)")
+            << "FacebookAI--roberta-large.json" << qint64(355361794);
     }
     void familyParams()
     {
@@ -102,6 +112,19 @@ private slots:
         QVERIFY(m.batchSymbol >= 0 && m.symbolIndex("seq") >= 0);
         const Evaluation e = evaluate(m, configFor(m, DtypePolicy::BF16, 1, 64));
         QCOMPARE(e.shapes.unknown, int64_t(0));
+    }
+
+    // Gemma 3 with a vision tower (Gemma3ForConditionalGeneration): the text decoder under
+    // model.language_model; the tower is left out. Non-embedding parameters 3,209 M (the Gemma 3 report,
+    // table 1, 4B).
+    void gemma3TextPart()
+    {
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/google--gemma-3-4b-it.json");
+        QCOMPARE(std::llround((m.params.trainable - 262208LL * 2560) / 1e6), 3209LL);
+        bool found = false;
+        for (const LayerNode& l : m.layers)
+            found = found || l.path == "model/language_model/layers.33/self_attn/q_norm";
+        QVERIFY(found);
     }
 
     // BertForSequenceClassification(BertConfig(dropout 0, num_labels=2)) as built from its config against the

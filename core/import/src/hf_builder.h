@@ -91,7 +91,7 @@ struct Builder
         const std::string n = g.node("Mul", s, {x, r});
         const std::string w = g.weight(module + ".weight", {dim});
         // Gemma: n * (1 + w), written n * w + n so the weight stays a Mul operand (a parameter) for the importer
-        if (a.modelType == "gemma" || a.modelType == "gemma2")
+        if (a.gemma)
             return g.node("Add", s, {g.node("Mul", s, {n, w}), n});
         return g.node("Mul", s, {w, n});
     }

@@ -236,7 +236,45 @@ const FamilyRow* rowOf(std::string_view t)
     return nullptr;
 }
 
+// Llama-style rows: Gemma3TextConfig (modeling_gemma3.py Gemma3DecoderLayer: gemma2's four norms, per-head
+// q_norm/k_norm, tied, no soft-capping by default) and Olmo2Config (modeling_olmo2.py Olmo2DecoderLayer: RMSNorm
+// over the whole q and k projections, norms after attention and MLP only, untied).
+struct LlamaStyleRow
+{
+    std::string_view type;
+    bool tied, gemma, qkNorm, qkNormFull, postNorms;
+};
+constexpr LlamaStyleRow kLlamaStyle[] = {
+    {"gemma3_text", true, true, true, false, false},
+    {"olmo2", false, false, false, true, true},
+};
+
+const LlamaStyleRow* llamaStyleRow(std::string_view t)
+{
+    for (const LlamaStyleRow& r : kLlamaStyle)
+        if (r.type == t)
+            return &r;
+    return nullptr;
+}
+
 } // namespace
+
+bool isLlamaStyleType(const std::string& t) { return llamaStyleRow(t) != nullptr; }
+
+void parseLlamaStyleFlags(const json& j, HfArch& a)
+{
+    const LlamaStyleRow* r = llamaStyleRow(a.modelType);
+    if (r == nullptr)
+        return;
+    a.tied = flag(j, "tie_word_embeddings", r->tied);
+    a.gemma = r->gemma;
+    a.gemmaNorms = r->gemma;
+    a.qkNorm = r->qkNorm;
+    a.qkNormFull = r->qkNormFull;
+    a.postNorms = r->postNorms;
+    a.attnSoftcap = r->gemma ? number(j, "attn_logit_softcapping", 0) : 0;
+    a.finalSoftcap = r->gemma ? number(j, "final_logit_softcapping", 0) : 0;
+}
 
 bool isFamilyType(const std::string& t) { return rowOf(t) != nullptr; }
 

@@ -81,7 +81,7 @@ std::vector<std::string> peftDefaultTargets(std::string_view t)
         return {"query", "value"};
     if (t == "gpt_neox" || t == "falcon")
         return {"query_key_value"};
-    if (t == "stablelm")
+    if (t == "stablelm" || t == "gemma3_text" || t == "olmo2")
         return {"q_proj", "v_proj"};
     if (t == "phi")
         return {"q_proj", "v_proj", "fc1", "fc2"};
@@ -115,8 +115,17 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.normEps = number(j, "layer_norm_epsilon", 1e-5);
         // GPT2Config's default dropout 0.1 (embd/attn/resid); one rate for all three unless they differ
         a.dropout = number(j, "resid_pdrop", 0.1);
+    } else if (t == "gemma3" && j.contains("text_config") && j["text_config"].is_object()) {
+        // Gemma3ForConditionalGeneration: the text decoder under model.language_model, lm_head on top; the
+        // SigLIP vision tower and the projector run once per image and are left out of the training graph
+        json text = j["text_config"];
+        text["model_type"] = "gemma3_text";
+        a = parseHfConfig(text.dump(), file);
+        a.modelType = t;
+        a.family.root = "model.language_model";
+        return a;
     } else if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "gemma2" ||
-               t == "phi3") {
+               t == "phi3" || detail::isLlamaStyleType(t)) {
         a.hidden = need(j, "hidden_size", file);
         a.intermediate = need(j, "intermediate_size", file);
         a.layers = need(j, "num_hidden_layers", file);
@@ -133,6 +142,8 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.gemmaNorms = t == "gemma2";
         a.attnSoftcap = t == "gemma2" ? number(j, "attn_logit_softcapping", 0) : 0;
         a.finalSoftcap = t == "gemma2" ? number(j, "final_logit_softcapping", 0) : 0;
+        a.gemma = t == "gemma" || t == "gemma2";
+        detail::parseLlamaStyleFlags(j, a); // gemma3_text, olmo2 (hf_families.cpp)
     } else if (detail::isMoeModelType(t)) {
         detail::parseMoeConfig(j, a, file);
     } else if (detail::isFamilyType(t)) {
@@ -266,7 +277,7 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
     const std::string L = root + ".layers." + std::to_string(l);
     const std::string S = "/" + Builder::dotsToPath(L);
-    const std::string h = b.rmsNorm(x, L + ".input_layernorm", a.hidden);
+    const std::string h = a.postNorms ? x : b.rmsNorm(x, L + ".input_layernorm", a.hidden);
     const std::string A = L + ".self_attn";
     const std::string AS = S + "/self_attn";
     std::string q, k, v;
@@ -301,7 +312,7 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
     std::string o = b.attention(q, k, v, AS, scaling, a.sinks ? A + ".sinks" : "");
     o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
-    if (a.gemmaNorms)
+    if (a.gemmaNorms || a.postNorms)
         o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
     x = g.node("Add", S, {x, o});
     return mlp(b, x, l, L, S);
@@ -312,7 +323,10 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
 {
     const HfArch& a = b.a;
     OnnxBuilder& g = b.g;
-    const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
+    const std::string h2 = a.postNorms
+                               ? x
+                               : b.rmsNorm(
+                                     x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                                      a.hidden);
     if (detail::isMoeLayer(a, l)) {
         auto linear = [&](const std::string& in, const std::string& module, int64_t i, int64_t o, bool bias) {
@@ -339,7 +353,7 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
     }
     std::string act;
-    if (a.modelType == "gemma" || a.modelType == "gemma2") {
+    if (a.gemma) {
         // gelu_pytorch_tanh: one F.gelu(approximate="tanh") call that keeps its input
         act = g.node("Gelu", MS + "/act_fn", {gate});
         g.attrString("approximate", "tanh");
@@ -348,7 +362,7 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
     }
     std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj", a.intermediate, a.hidden, false);
-    if (a.gemmaNorms)
+    if (a.gemmaNorms || a.postNorms)
         down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
     return g.node("Add", S, {x, down});
 }
@@ -397,7 +411,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     Builder b{a, g, a.normEps, a.ropeTheta, 0.0, {}, {}, {}};
 
     const bool gpt2 = a.modelType == "gpt2";
-    const std::string root = gpt2 ? "transformer" : "model";
+    const std::string root = gpt2 ? "transformer" : a.family.root.empty() ? "model" : a.family.root;
     const std::string embedName = root + (gpt2 ? ".wte" : ".embed_tokens");
     const std::string embedW = g.weight(embedName + ".weight", {a.vocab, a.hidden});
     const SeqShape ss = seqShape(g);
@@ -411,7 +425,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
         x = b.dropoutOf(g.node("Add", "/transformer", {x, pe}), "/transformer/drop");
     } else {
         rotaryTables(b, ss, root);
-        if (a.modelType == "gemma" || a.modelType == "gemma2") // hidden_states * sqrt(hidden_size)
+        if (a.gemma) // hidden_states * sqrt(hidden_size)
             x = g.node("Mul", "/" + root, {x, g.scalar(std::sqrt(static_cast<double>(a.hidden)))});
     }
     for (int64_t l = 0; l < a.layers; ++l)

@@ -46,6 +46,7 @@ struct HfFamily
     bool newArch = false;      // falcon new_decoder_architecture: ln_attn and ln_mlp, grouped KV heads
     int64_t typeVocab = 0;     // encoders: type_vocab_size (token type embeddings)
     int64_t labels = 0;        // encoders: the sequence classification head's num_labels
+    std::string root;          // the decoder's module path when not "model" (gemma3: "model.language_model")
 };
 
 // A Hugging Face `config.json` read as the architecture it describes (no weights, no network).
@@ -61,6 +62,8 @@ struct HfArch
     double dropout = 0;                       // gpt2: resid/embd/attn dropout in training mode
     bool qkNorm = false;                      // qwen3: RMSNorm on q and k per head
     bool gemmaNorms = false;                  // gemma2: post-attention and pre/post-feed-forward norms
+    bool gemma = false;                       // gemma*: (1 + w) norms, gelu tanh, embeddings times sqrt(hidden)
+    bool postNorms = false;                   // olmo2: norms after attention and MLP only, none before
     double attnSoftcap = 0, finalSoftcap = 0; // gemma2: tanh soft-capping (0: off)
     bool qkNormFull = false;                  // olmoe: RMSNorm over the whole q and k projections
     bool sinks = false;                       // gpt_oss: a learned sink logit per head joins the softmax
