@@ -102,6 +102,9 @@ private slots:
         // RobertaForSequenceClassification, 2 labels (a published table of fine-tuning parameter counts)
         QTest::newRow("roberta-large (SequenceClassification)")
             << "FacebookAI--roberta-large.json" << qint64(355361794);
+        // DebertaV2ForSequenceClassification, 2 labels (the same table): rel_embeddings 512 x 1024, no positions
+        QTest::newRow("deberta-v3-large (SequenceClassification)")
+            << "microsoft--deberta-v3-large.json" << qint64(435063810);
     }
     void familyParams()
     {

@@ -69,22 +69,37 @@ bool isHfConfigPath(const std::string& path)
 
 std::vector<std::string> peftDefaultTargets(std::string_view t)
 {
-    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
-    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" || t == "qwen3" ||
-        t == "gemma" || t == "gemma2")
-        return {"q_proj", "v_proj"};
-    if (t == "phi3")
-        return {"qkv_proj"};
-    if (t == "gpt2" || t == "gpt_bigcode")
-        return {"c_attn"};
-    if (t == "bert" || t == "roberta")
-        return {"query", "value"};
-    if (t == "gpt_neox" || t == "falcon")
-        return {"query_key_value"};
-    if (t == "stablelm" || t == "gemma3_text" || t == "olmo2")
-        return {"q_proj", "v_proj"};
-    if (t == "phi")
-        return {"q_proj", "v_proj", "fc1", "fc2"};
+    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (olmo2 has none there); phi3's
+    // fused qkv_proj is Headroom's own choice for a type PEFT does not list
+    struct Row
+    {
+        std::string_view type;
+        std::vector<std::string> targets;
+    };
+    static const Row kTargets[] = {
+        {"llama", {"q_proj", "v_proj"}},
+        {"mistral", {"q_proj", "v_proj"}},
+        {"mixtral", {"q_proj", "v_proj"}},
+        {"qwen2", {"q_proj", "v_proj"}},
+        {"qwen2_moe", {"q_proj", "v_proj"}},
+        {"qwen3", {"q_proj", "v_proj"}},
+        {"gemma", {"q_proj", "v_proj"}},
+        {"gemma2", {"q_proj", "v_proj"}},
+        {"gemma3_text", {"q_proj", "v_proj"}},
+        {"stablelm", {"q_proj", "v_proj"}},
+        {"phi3", {"qkv_proj"}},
+        {"gpt2", {"c_attn"}},
+        {"gpt_bigcode", {"c_attn"}},
+        {"bert", {"query", "value"}},
+        {"roberta", {"query", "value"}},
+        {"deberta-v2", {"query_proj", "value_proj"}},
+        {"gpt_neox", {"query_key_value"}},
+        {"falcon", {"query_key_value"}},
+        {"phi", {"q_proj", "v_proj", "fc1", "fc2"}},
+    };
+    for (const Row& r : kTargets)
+        if (r.type == t)
+            return r.targets;
     return {};
 }
 
@@ -397,7 +412,8 @@ void auxLoss(Builder& b)
 
 std::string buildHfModel(const HfArch& a, const std::string& file)
 {
-    if (a.family.layout == HfLayout::Bert || a.family.layout == HfLayout::Roberta)
+    if (a.family.layout == HfLayout::Bert || a.family.layout == HfLayout::Roberta ||
+        a.family.layout == HfLayout::DebertaV2)
         return detail::buildEncoderModel(a, file);
     if (a.family.layout != HfLayout::Llama)
         return detail::buildDecoderFamilyModel(a, file);

@@ -33,7 +33,7 @@ struct HfMla
 
 // The families hf_families.cpp reads from its table and hf_decoders.cpp / hf_encoders.cpp build; Llama is every
 // type hfconfig.cpp builds itself (the Llama-style decoders, gpt2, the MoE families).
-enum class HfLayout : uint8_t { Llama, Bert, Roberta, Phi, StableLm, GptNeox, GptBigCode, Falcon };
+enum class HfLayout : uint8_t { Llama, Bert, Roberta, DebertaV2, Phi, StableLm, GptNeox, GptBigCode, Falcon };
 
 // What those families differ in (each type's modeling_<type>.py).
 struct HfFamily
@@ -46,6 +46,7 @@ struct HfFamily
     bool newArch = false;      // falcon new_decoder_architecture: ln_attn and ln_mlp, grouped KV heads
     int64_t typeVocab = 0;     // encoders: type_vocab_size (token type embeddings)
     int64_t labels = 0;        // encoders: the sequence classification head's num_labels
+    int64_t relativeSpan = 0;  // deberta-v2: position_buckets (or max_relative_positions): the attention span
     std::string root;          // the decoder's module path when not "model" (gemma3: "model.language_model")
 };
 
