@@ -15,6 +15,7 @@
 #include "headroom/hardware/multigpu.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -252,6 +253,7 @@ int64_t cudaContextBytes() { return static_cast<int64_t>(measuredBytes(records()
 struct Predicted
 {
     int64_t bytes = 0;
+    int64_t trainable = 0; // what requires grad (PEFT's print_trainable_parameters)
     bool fitsSafely = false;
 };
 
@@ -285,6 +287,7 @@ Predicted predict(const Point& p)
     const EnginePlan plan = makePlan(m, c);
     const Evaluation e = evaluate(plan, c);
     Predicted out;
+    out.trainable = countParams(m, c).trainable;
     if (p.gpus > 1) {
         const ClusterEvaluation ce = evaluateCluster(plan, c);
         const GpuShare& g = ce.gpus[size_t(ce.heaviest)];
@@ -374,6 +377,17 @@ private slots:
         const nlohmann::json& rec = records().at(p.id);
         const Predicted got = predict(p);
         auto gap = kExpectedFailures.find(p.id);
+        // the adapters' size, where the source printed it ("2,097,152"): the LoRA spec and the targets agree
+        const nlohmann::json& method = rec["method"];
+        if (p.lora.r > 0 && method.is_object() && method.contains("trainable_params") &&
+            method["trainable_params"].is_string()) {
+            std::string digits;
+            for (char ch : method["trainable_params"].get<std::string>())
+                if (ch >= '0' && ch <= '9')
+                    digits += ch;
+            if (!digits.empty())
+                QCOMPARE(got.trainable, std::stoll(digits));
+        }
         if (p.stat == Stat::Oom) {
             if (printTable())
                 std::printf("| %s | OOM on %s | out of memory | %s |  |\n", p.id, p.gpu,
