@@ -34,6 +34,17 @@ Config configFor(const Model& m, DtypePolicy dtype, int64_t batch, int64_t seq)
     return c;
 }
 
+// BertConfig(hidden_dropout_prob=0, attention_probs_dropout_prob=0, num_labels=2), as export_encoders.py builds
+// bert_base (tests/data/hf/README.md), written as config.json in `dir`.
+std::string bertBase(const QTemporaryDir& dir)
+{
+    const std::string json = dir.filePath("config.json").toStdString();
+    std::ofstream(json) << R"({"model_type": "bert", "hidden_size": 768, "intermediate_size": 3072,
+        "num_hidden_layers": 12, "num_attention_heads": 12, "vocab_size": 30522, "max_position_embeddings": 512,
+        "type_vocab_size": 2, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0})";
+    return json;
+}
+
 double errPct(int64_t got, int64_t want)
 {
     return 100.0 * (static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want);
@@ -117,6 +128,40 @@ private slots:
         QCOMPARE(e.shapes.unknown, int64_t(0));
     }
 
+    // The same BERT-base built from its config against the H100 (tests/data/hf/h100-hf-points.jsonl: batch 32,
+    // seq 512, AdamW, 2-class loss; sdpa and eager): max_allocated within 5 %, as for llama_small.
+    void bertAgainstH100_data()
+    {
+        QTest::addColumn<QString>("attn");
+        QTest::addColumn<QString>("dtype");
+        for (const char* attn : {"sdpa", "eager"})
+            for (const char* dtype : {"fp32", "amp-bf16"})
+                QTest::addRow("%s %s b32 s512", attn, dtype) << attn << dtype;
+    }
+    void bertAgainstH100()
+    {
+        QFETCH(QString, attn);
+        QFETCH(QString, dtype);
+        std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/hf/h100-hf-points.jsonl");
+        int64_t want = 0;
+        for (std::string line; std::getline(in, line);) {
+            const auto j = nlohmann::json::parse(line);
+            if (j.value("model", "") == "bert_base" && j.value("attn", "") == attn.toStdString() &&
+                j.value("dtype", "") == dtype.toStdString() && j.value("batch", 0) == 32 && j.value("seq", 0) == 512)
+                want = j["max_allocated"].get<int64_t>();
+        }
+        QVERIFY(want > 0);
+        QTemporaryDir dir;
+        const Model m = loadModel(bertBase(dir));
+        Config c = configFor(m, *parseDtype(dtype.toStdString()), 32, 512);
+        c.attention = attn == QLatin1String("eager") ? Attention::Math : Attention::Fused;
+        const Evaluation e = evaluate(m, c);
+        const double err = errPct(e.memory.peak, want);
+        qInfo("bert peak %lld vs H100 %lld (%+.1f %%)", static_cast<long long>(e.memory.peak),
+              static_cast<long long>(want), err);
+        QVERIFY2(std::abs(err) <= 5.0, qPrintable(QString::number(err)));
+    }
+
     // Gemma 3 with a vision tower (Gemma3ForConditionalGeneration): the text decoder under
     // model.language_model; the tower is left out. Non-embedding parameters 3,209 M (the Gemma 3 report,
     // table 1, 4B).
@@ -137,11 +182,7 @@ private slots:
     void bertAgainstExport()
     {
         QTemporaryDir dir;
-        const std::string json = dir.filePath("config.json").toStdString();
-        std::ofstream(json) << R"({"model_type": "bert", "hidden_size": 768, "intermediate_size": 3072,
-            "num_hidden_layers": 12, "num_attention_heads": 12, "vocab_size": 30522, "max_position_embeddings": 512,
-            "type_vocab_size": 2, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0})";
-        const Model built = loadModel(json);
+        const Model built = loadModel(bertBase(dir));
         const Model exported = loadModel(std::string(HEADROOM_TEST_DATA) + "/hf/bert_base.onnx");
         QCOMPARE(built.params.trainable, int64_t(109483778));
         for (DtypePolicy d : {DtypePolicy::FP32, DtypePolicy::AmpBF16}) {
