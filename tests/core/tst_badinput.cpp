@@ -4,7 +4,11 @@
 #include "headroom/shapes/shapes.h"
 #include "onnx_fixture.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QtTest>
+
+#include <chrono>
 
 #include <filesystem>
 #include <fstream>
@@ -268,6 +272,69 @@ private slots:
         std::ofstream(dir.filePath(QStringLiteral("w.bin")).toStdString()) << "0123456789abcdef";
         const Model present = loadModel(dir.filePath(QStringLiteral("m.onnx")).toStdString());
         QVERIFY(!present.info.externalDataMissing);
+    }
+
+    // Absurd sizes in a config.json (issue 22 item 7): one line naming the file and the field, in well under a
+    // second, before a graph is built (10^12 layers took minutes before). Llama-3.1-405B's fields on top.
+    void absurdConfig_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<qint64>("value");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("10^12 layers") << "num_hidden_layers" << qint64(1000000000000) << "'num_hidden_layers'";
+        QTest::newRow("hidden 10^9") << "hidden_size" << qint64(1000000000) << "'hidden_size'";
+        QTest::newRow("vocab 10^10") << "vocab_size" << qint64(10000000000) << "'vocab_size'";
+        QTest::newRow("heads 10^7") << "num_attention_heads" << qint64(10000000) << "'num_attention_heads'";
+        QTest::newRow("intermediate 10^9") << "intermediate_size" << qint64(1000000000) << "'intermediate_size'";
+        // each field under its limit, their product past 10^14 parameters (hidden 10^6 x intermediate 10^7)
+        QTest::newRow("product") << "intermediate_size" << qint64(9000000) << "parameters";
+    }
+    void absurdConfig()
+    {
+        QFETCH(QString, field);
+        QFETCH(qint64, value);
+        QFETCH(QString, mentions);
+        QTemporaryDir dir;
+        const std::string p = dir.filePath(QStringLiteral("config.json")).toStdString();
+        nlohmann::json j = llama405b();
+        j[field.toStdString()] = value;
+        if (QTest::currentDataTag() == QStringLiteral("product")) {
+            j["hidden_size"] = 900000; // not a multiple of 128 heads: head_dim given, as such configs do
+            j["head_dim"] = 7030;
+        }
+        std::ofstream(p) << j.dump();
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+            loadModel(p);
+            QFAIL("no error");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            QVERIFY2(msg.rfind(p + ": ", 0) == 0, msg.c_str());
+            QVERIFY2(msg.find('\n') == std::string::npos, msg.c_str());
+            QVERIFY2(msg.find(mentions.toStdString()) != std::string::npos, msg.c_str());
+        }
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        QVERIFY2(s < 0.5, qPrintable(QString::number(s)));
+    }
+
+    // The largest dense config.json published opens: meta-llama/Llama-3.1-405B (config.json fields below),
+    // 405,853,388,800 parameters (the Hub's safetensors metadata total).
+    void largeRealConfigOpens()
+    {
+        QTemporaryDir dir;
+        const std::string p = dir.filePath(QStringLiteral("config.json")).toStdString();
+        std::ofstream(p) << llama405b().dump();
+        const Model m = loadModel(p);
+        QCOMPARE(m.params.trainable, int64_t(405853388800));
+    }
+
+private:
+    static nlohmann::json llama405b()
+    {
+        return nlohmann::json::parse(R"({"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248,
+            "num_hidden_layers": 126, "num_attention_heads": 128, "num_key_value_heads": 8, "vocab_size": 128256,
+            "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+            "tie_word_embeddings": false})");
     }
 };
 

@@ -2,6 +2,8 @@
 // which layers route, the dense width, and the parameters a token passes through.
 #include "hf_moe.h"
 
+#include "hf_limits.h"
+
 #include "headroom/base/error.h"
 
 #include <nlohmann/json.hpp>
@@ -17,15 +19,7 @@ namespace {
 
 using json = nlohmann::json;
 
-int64_t need(const json& j, const char* key, const std::string& file)
-{
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null())
-        throw Error(file + ": config.json has no '" + key + "'");
-    if (!it->is_number_integer() || it->get<int64_t>() <= 0)
-        throw Error(file + ": config.json's '" + key + "' is not a positive integer");
-    return it->get<int64_t>();
-}
+int64_t need(const json& j, const char* key, const std::string& file) { return needCount(j, key, file); }
 
 // A count that may be absent, null or 0 (q_lora_rank: null, first_k_dense_replace: 0).
 int64_t count(const json& j, const char* key, int64_t fallback)
@@ -72,6 +66,7 @@ void parseMoeConfig(const json& j, HfArch& a, const std::string& file)
     a.layers = need(j, "num_hidden_layers", file);
     a.heads = need(j, "num_attention_heads", file);
     a.kvHeads = count(j, "num_key_value_heads", a.heads);
+    checkCount("num_key_value_heads", a.kvHeads, file);
     a.vocab = need(j, "vocab_size", file);
     a.tied = flag(j, "tie_word_embeddings", false);
     a.normEps = j.value("rms_norm_eps", 1e-6);

@@ -3,10 +3,12 @@
 // exported file. Module paths follow the model's named_modules() (`model.layers.3.self_attn.q_proj`).
 #include "headroom/import/hfconfig.h"
 
+#include "hf_builder.h"
+#include "hf_families.h"
+#include "hf_limits.h"
 #include "hf_moe.h"
 
 #include "headroom/base/error.h"
-#include "onnx_builder.h"
 
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
@@ -22,17 +24,10 @@ namespace headroom {
 namespace {
 
 using json = nlohmann::json;
+using detail::Builder;
 using detail::OnnxBuilder;
 
-int64_t need(const json& j, const char* key, const std::string& file)
-{
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null())
-        throw Error(file + ": config.json has no '" + key + "'");
-    if (!it->is_number_integer() || it->get<int64_t>() <= 0)
-        throw Error(file + ": config.json's '" + key + "' is not a positive integer");
-    return it->get<int64_t>();
-}
+int64_t need(const json& j, const char* key, const std::string& file) { return detail::needCount(j, key, file); }
 
 int64_t optional(const json& j, const char* key, int64_t fallback, const std::string& file)
 {
@@ -54,146 +49,6 @@ bool flag(const json& j, const char* key, bool fallback)
     return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
 
-struct Builder
-{
-    const HfArch& a;
-    OnnxBuilder& g;
-    double eps;
-    double ropeTheta;
-    double dropout;                             // gpt2's resid/embd/attn dropout (training mode)
-    std::string cos, sin, mask;                 // shared by every layer
-    std::vector<std::string> routerLogits = {}; // MoE layers' router logits, for the auxiliary loss
-
-    std::string dropoutOf(const std::string& x, const std::string& scope)
-    {
-        if (dropout <= 0)
-            return x;
-        // training-mode nn.Dropout: keeps a 1-byte mask for backward (derivatives.yaml native_dropout)
-        return g.node("Dropout", scope, {x, g.scalar(dropout), g.boolean(true)});
-    }
-
-    // Linear as torch.onnx writes it: MatMul with the transposed weight (+ Add of the bias).
-    std::string linear(const std::string& x, const std::string& module, int64_t in, int64_t out, bool bias)
-    {
-        const std::string scope = "/" + dotsToPath(module);
-        std::string y = g.node("MatMul", scope, {x, g.weight(module + ".weight", {in, out})});
-        if (bias)
-            y = g.node("Add", scope, {g.weight(module + ".bias", {out}), y});
-        return y;
-    }
-
-    static std::string dotsToPath(const std::string& module)
-    {
-        // "model.layers.3.self_attn" -> "model/layers.3/self_attn": a ModuleList index stays with its name,
-        // as torch.onnx scopes do.
-        std::string r;
-        std::istringstream in(module);
-        std::string part;
-        while (std::getline(in, part, '.')) {
-            const bool index = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
-            r += index ? "." + part : (r.empty() ? "" : "/") + part;
-        }
-        return r;
-    }
-
-    // LlamaRMSNorm: weight * (x * rsqrt(mean(x^2) + eps)); GemmaRMSNorm multiplies by (1 + weight).
-    std::string rmsNorm(const std::string& x, const std::string& module, int64_t dim)
-    {
-        const std::string s = "/" + dotsToPath(module);
-        const std::string p = g.node("Pow", s, {x, g.scalar(2.0)});
-        const std::string m = g.node("ReduceMean", s, {p, g.ints({-1})});
-        const std::string r = g.node("Reciprocal", s, {g.node("Sqrt", s, {g.node("Add", s, {m, g.scalar(eps)})})});
-        const std::string n = g.node("Mul", s, {x, r});
-        const std::string w = g.weight(module + ".weight", {dim});
-        // Gemma: n * (1 + w), written n * w + n so the weight stays a Mul operand (a parameter) for the importer
-        if (a.modelType == "gemma" || a.modelType == "gemma2")
-            return g.node("Add", s, {g.node("Mul", s, {n, w}), n});
-        return g.node("Mul", s, {w, n});
-    }
-
-    std::string layerNorm(const std::string& x, const std::string& module, int64_t dim)
-    {
-        const std::string s = "/" + dotsToPath(module);
-        const std::string y = g.node("LayerNormalization", s,
-                                     {x, g.weight(module + ".weight", {dim}), g.weight(module + ".bias", {dim})});
-        g.attrInt("axis", -1);
-        g.attrFloat("epsilon", eps);
-        return y;
-    }
-
-    // [B, T, n*d] -> [B, n, T, d]
-    std::string heads(const std::string& x, const std::string& scope, int64_t n, const std::string& normModule = {})
-    {
-        std::string v = g.node("Reshape", scope, {x, g.ints({0, 0, n, a.headDim})});
-        if (!normModule.empty())
-            v = rmsNorm(v, normModule, a.headDim); // Qwen3: q_norm/k_norm over head_dim, before the transpose
-        v = g.node("Transpose", scope, {v});
-        g.attrInts("perm", {0, 2, 1, 3});
-        return v;
-    }
-
-    // apply_rotary_pos_emb: x * cos + rotate_half(x) * sin
-    std::string rotary(const std::string& x, const std::string& scope)
-    {
-        const int64_t h = a.headDim / 2;
-        const std::string x1 = g.node("Slice", scope, {x, g.ints({0}), g.ints({h}), g.ints({3})});
-        const std::string x2 = g.node("Slice", scope, {x, g.ints({h}), g.ints({a.headDim}), g.ints({3})});
-        const std::string rot = g.node("Concat", scope, {g.node("Neg", scope, {x2}), x1});
-        g.attrInt("axis", -1);
-        return g.node("Add", scope, {g.node("Mul", scope, {x, cos}), g.node("Mul", scope, {rot, sin})});
-    }
-
-    // repeat_kv: [B, kv, T, d] -> [B, kv*rep, T, d] by expand + reshape (a no-op when rep == 1).
-    std::string repeatKv(const std::string& x, const std::string& scope, const std::string& batch,
-                         const std::string& seq)
-    {
-        const int64_t rep = a.heads / a.kvHeads;
-        if (rep == 1)
-            return x;
-        const std::string u = g.node("Unsqueeze", scope, {x, g.ints({2})});
-        const std::string shape = g.node("Concat", scope, {batch, g.ints({a.kvHeads, rep}), seq, g.ints({a.headDim})});
-        g.attrInt("axis", 0);
-        const std::string e = g.node("Expand", scope, {u, shape});
-        return g.node("Reshape", scope, {e, g.ints({0, a.heads, -1, a.headDim})});
-    }
-
-    std::string softcap(const std::string& x, const std::string& scope, double cap)
-    {
-        // Gemma 2: tanh(x / cap) * cap; tanh keeps its result for backward
-        const std::string t = g.node("Tanh", scope, {g.node("Div", scope, {x, g.scalar(cap)})});
-        return g.node("Mul", scope, {t, g.scalar(cap)});
-    }
-
-    std::string attention(const std::string& q, const std::string& k, const std::string& v, const std::string& scope,
-                          double scaling, const std::string& sinks = {})
-    {
-        const std::string kt = g.node("Transpose", scope, {k});
-        g.attrInts("perm", {0, 1, 3, 2});
-        std::string w = g.node("Mul", scope, {g.node("MatMul", scope, {q, kt}), g.scalar(scaling)});
-        if (a.attnSoftcap > 0)
-            w = softcap(w, scope, a.attnSoftcap);
-        w = g.node("Add", scope, {w, mask});
-        if (!sinks.empty()) {
-            // gpt-oss eager_attention_forward: one learned logit per head joins each row's softmax and is
-            // dropped after it: cat([scores, sinks.expand(B, h, T, 1)], -1) -> softmax -> [..., :-1]
-            const std::string s = g.node("Reshape", scope, {g.weight(sinks, {a.heads}), g.ints({1, a.heads, 1, 1})});
-            const std::string rows = g.node("Slice", scope, {g.node("Shape", scope, {w}), g.ints({0}), g.ints({3})});
-            const std::string shape = g.node("Concat", scope, {rows, g.ints({1})});
-            g.attrInt("axis", 0);
-            w = g.node("Concat", scope, {w, g.node("Expand", scope, {s, shape})});
-            g.attrInt("axis", -1);
-        }
-        w = g.node("Softmax", scope, {w});
-        g.attrInt("axis", -1);
-        if (!sinks.empty())
-            w = g.node("Slice", scope, {w, g.ints({0}), g.ints({-1}), g.ints({-1})});
-        w = dropoutOf(w, scope + "/attn_dropout");
-        std::string o = g.node("Transpose", scope, {g.node("MatMul", scope, {w, v})});
-        g.attrInts("perm", {0, 2, 1, 3});
-        return g.node("Reshape", scope, {o, g.ints({0, 0, -1})});
-    }
-};
-
 std::string lower(std::string s)
 {
     for (char& c : s)
@@ -214,14 +69,37 @@ bool isHfConfigPath(const std::string& path)
 
 std::vector<std::string> peftDefaultTargets(std::string_view t)
 {
-    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
-    if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen2_moe" || t == "qwen3" ||
-        t == "gemma" || t == "gemma2")
-        return {"q_proj", "v_proj"};
-    if (t == "phi3")
-        return {"qkv_proj"};
-    if (t == "gpt2")
-        return {"c_attn"};
+    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (olmo2 has none there); phi3's
+    // fused qkv_proj is Headroom's own choice for a type PEFT does not list
+    struct Row
+    {
+        std::string_view type;
+        std::vector<std::string> targets;
+    };
+    static const Row kTargets[] = {
+        {"llama", {"q_proj", "v_proj"}},
+        {"mistral", {"q_proj", "v_proj"}},
+        {"mixtral", {"q_proj", "v_proj"}},
+        {"qwen2", {"q_proj", "v_proj"}},
+        {"qwen2_moe", {"q_proj", "v_proj"}},
+        {"qwen3", {"q_proj", "v_proj"}},
+        {"gemma", {"q_proj", "v_proj"}},
+        {"gemma2", {"q_proj", "v_proj"}},
+        {"gemma3_text", {"q_proj", "v_proj"}},
+        {"stablelm", {"q_proj", "v_proj"}},
+        {"phi3", {"qkv_proj"}},
+        {"gpt2", {"c_attn"}},
+        {"gpt_bigcode", {"c_attn"}},
+        {"bert", {"query", "value"}},
+        {"roberta", {"query", "value"}},
+        {"deberta-v2", {"query_proj", "value_proj"}},
+        {"gpt_neox", {"query_key_value"}},
+        {"falcon", {"query_key_value"}},
+        {"phi", {"q_proj", "v_proj", "fc1", "fc2"}},
+    };
+    for (const Row& r : kTargets)
+        if (r.type == t)
+            return r.targets;
     return {};
 }
 
@@ -252,8 +130,17 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.normEps = number(j, "layer_norm_epsilon", 1e-5);
         // GPT2Config's default dropout 0.1 (embd/attn/resid); one rate for all three unless they differ
         a.dropout = number(j, "resid_pdrop", 0.1);
+    } else if (t == "gemma3" && j.contains("text_config") && j["text_config"].is_object()) {
+        // Gemma3ForConditionalGeneration: the text decoder under model.language_model, lm_head on top; the
+        // SigLIP vision tower and the projector run once per image and are left out of the training graph
+        json text = j["text_config"];
+        text["model_type"] = "gemma3_text";
+        a = parseHfConfig(text.dump(), file);
+        a.modelType = t;
+        a.family.root = "model.language_model";
+        return a;
     } else if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "gemma2" ||
-               t == "phi3") {
+               t == "phi3" || detail::isLlamaStyleType(t)) {
         a.hidden = need(j, "hidden_size", file);
         a.intermediate = need(j, "intermediate_size", file);
         a.layers = need(j, "num_hidden_layers", file);
@@ -270,8 +157,12 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
         a.gemmaNorms = t == "gemma2";
         a.attnSoftcap = t == "gemma2" ? number(j, "attn_logit_softcapping", 0) : 0;
         a.finalSoftcap = t == "gemma2" ? number(j, "final_logit_softcapping", 0) : 0;
+        a.gemma = t == "gemma" || t == "gemma2";
+        detail::parseLlamaStyleFlags(j, a); // gemma3_text, olmo2 (hf_families.cpp)
     } else if (detail::isMoeModelType(t)) {
         detail::parseMoeConfig(j, a, file);
+    } else if (detail::isFamilyType(t)) {
+        detail::parseFamilyConfig(j, a, file);
     } else {
         throw Error(file + ": not supported yet: " + t);
     }
@@ -284,16 +175,17 @@ HfArch parseHfConfig(std::string_view text, const std::string& file)
     if (a.heads % a.kvHeads != 0)
         throw Error(file + ": " + std::to_string(a.heads) + " attention heads are not a multiple of " +
                     std::to_string(a.kvHeads) + " key/value heads");
-    if (a.headDim % 2 != 0 && t != "gpt2")
+    const bool rotary = a.family.layout == HfLayout::Llama ? t != "gpt2" : a.family.rotaryFraction > 0;
+    if (rotary && static_cast<int64_t>(static_cast<double>(a.headDim) *
+                                       (a.family.layout == HfLayout::Llama ? 1.0 : a.family.rotaryFraction)) %
+                          2 !=
+                      0)
         throw Error(file + ": head_dim " + std::to_string(a.headDim) + " is odd; rotary embeddings need it even");
+    detail::checkTotal(a, file);
     return a;
 }
 
-// input_ids' batch and seq as 1-D shape pieces, seq as a scalar, and the positions 0..seq-1.
-struct SeqShape
-{
-    std::string batch, seq, seqScalar, positions;
-};
+namespace detail {
 
 SeqShape seqShape(OnnxBuilder& g)
 {
@@ -352,6 +244,10 @@ void rotaryTables(Builder& b, const SeqShape& ss, const std::string& root)
     b.sin = g.node("Unsqueeze", s, {g.node("Sin", s, {emb}), g.ints({1})});
 }
 
+} // namespace detail
+
+using detail::SeqShape;
+
 // One GPT-2 block (modeling_gpt2.py GPT2Block): pre-LN attention with a fused c_attn, pre-LN MLP.
 std::string gpt2Block(Builder& b, std::string x, int64_t l, const std::string& root)
 {
@@ -396,7 +292,7 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     const int64_t qDim = a.heads * a.headDim, kvDim = a.kvHeads * a.headDim;
     const std::string L = root + ".layers." + std::to_string(l);
     const std::string S = "/" + Builder::dotsToPath(L);
-    const std::string h = b.rmsNorm(x, L + ".input_layernorm", a.hidden);
+    const std::string h = a.postNorms ? x : b.rmsNorm(x, L + ".input_layernorm", a.hidden);
     const std::string A = L + ".self_attn";
     const std::string AS = S + "/self_attn";
     std::string q, k, v;
@@ -431,7 +327,7 @@ std::string decoderLayer(Builder& b, std::string x, int64_t l, const std::string
     const double scaling = 1.0 / std::sqrt(static_cast<double>(a.headDim));
     std::string o = b.attention(q, k, v, AS, scaling, a.sinks ? A + ".sinks" : "");
     o = b.linear(o, A + ".o_proj", qDim, a.hidden, a.oBias);
-    if (a.gemmaNorms)
+    if (a.gemmaNorms || a.postNorms)
         o = b.rmsNorm(o, L + ".post_attention_layernorm", a.hidden);
     x = g.node("Add", S, {x, o});
     return mlp(b, x, l, L, S);
@@ -442,7 +338,10 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
 {
     const HfArch& a = b.a;
     OnnxBuilder& g = b.g;
-    const std::string h2 = b.rmsNorm(x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
+    const std::string h2 = a.postNorms
+                               ? x
+                               : b.rmsNorm(
+                                     x, L + (a.gemmaNorms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                                      a.hidden);
     if (detail::isMoeLayer(a, l)) {
         auto linear = [&](const std::string& in, const std::string& module, int64_t i, int64_t o, bool bias) {
@@ -469,7 +368,7 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
     }
     std::string act;
-    if (a.modelType == "gemma" || a.modelType == "gemma2") {
+    if (a.gemma) {
         // gelu_pytorch_tanh: one F.gelu(approximate="tanh") call that keeps its input
         act = g.node("Gelu", MS + "/act_fn", {gate});
         g.attrString("approximate", "tanh");
@@ -478,7 +377,7 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
     }
     std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj", a.intermediate, a.hidden, false);
-    if (a.gemmaNorms)
+    if (a.gemmaNorms || a.postNorms)
         down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
     return g.node("Add", S, {x, down});
 }
@@ -513,6 +412,11 @@ void auxLoss(Builder& b)
 
 std::string buildHfModel(const HfArch& a, const std::string& file)
 {
+    if (a.family.layout == HfLayout::Bert || a.family.layout == HfLayout::Roberta ||
+        a.family.layout == HfLayout::DebertaV2)
+        return detail::buildEncoderModel(a, file);
+    if (a.family.layout != HfLayout::Llama)
+        return detail::buildDecoderFamilyModel(a, file);
     OnnxBuilder g({.producer = std::string(kHfConfigProducer),
                    .opset = 18,
                    .weightsFile = "config.json.weights",
@@ -523,7 +427,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     Builder b{a, g, a.normEps, a.ropeTheta, 0.0, {}, {}, {}};
 
     const bool gpt2 = a.modelType == "gpt2";
-    const std::string root = gpt2 ? "transformer" : "model";
+    const std::string root = gpt2 ? "transformer" : a.family.root.empty() ? "model" : a.family.root;
     const std::string embedName = root + (gpt2 ? ".wte" : ".embed_tokens");
     const std::string embedW = g.weight(embedName + ".weight", {a.vocab, a.hidden});
     const SeqShape ss = seqShape(g);
@@ -537,7 +441,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
         x = b.dropoutOf(g.node("Add", "/transformer", {x, pe}), "/transformer/drop");
     } else {
         rotaryTables(b, ss, root);
-        if (a.modelType == "gemma" || a.modelType == "gemma2") // hidden_states * sqrt(hidden_size)
+        if (a.gemma) // hidden_states * sqrt(hidden_size)
             x = g.node("Mul", "/" + root, {x, g.scalar(std::sqrt(static_cast<double>(a.hidden)))});
     }
     for (int64_t l = 0; l < a.layers; ++l)

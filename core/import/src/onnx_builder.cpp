@@ -55,6 +55,16 @@ void OnnxBuilder::scalarOutput(const std::string& name, int elemType)
     t->mutable_shape();
 }
 
+void OnnxBuilder::outputRows(const std::string& name, int elemType, int64_t lastDim)
+{
+    auto* v = m_g->add_output();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elemType);
+    tt->mutable_shape()->add_dim()->set_dim_param("batch");
+    tt->mutable_shape()->add_dim()->set_dim_value(lastDim);
+}
+
 void OnnxBuilder::output(const std::string& name, int elemType, int64_t lastDim)
 {
     addValue(m_g->mutable_output(), name, elemType, lastDim);

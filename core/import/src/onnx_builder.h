@@ -33,6 +33,8 @@ public:
     // Graph inputs and outputs with dims [batch, seq], or [batch, seq, lastDim] when lastDim > 0.
     void input(const std::string& name, int elemType, int64_t lastDim = 0);
     void output(const std::string& name, int elemType, int64_t lastDim = 0);
+    // A graph output with dims [batch, lastDim] (a sequence classifier's logits).
+    void outputRows(const std::string& name, int elemType, int64_t lastDim);
     // A scalar graph output (a loss).
     void scalarOutput(const std::string& name, int elemType);
 

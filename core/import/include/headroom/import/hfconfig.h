@@ -31,6 +31,25 @@ struct HfMla
     int64_t qLoraRank = 0, kvLoraRank = 0, nope = 0, rope = 0, v = 0; // kvLoraRank 0: not MLA
 };
 
+// The families hf_families.cpp reads from its table and hf_decoders.cpp / hf_encoders.cpp build; Llama is every
+// type hfconfig.cpp builds itself (the Llama-style decoders, gpt2, the MoE families).
+enum class HfLayout : uint8_t { Llama, Bert, Roberta, DebertaV2, Phi, StableLm, GptNeox, GptBigCode, Falcon };
+
+// What those families differ in (each type's modeling_<type>.py).
+struct HfFamily
+{
+    HfLayout layout = HfLayout::Llama;
+    std::string act;           // hidden_act: "gelu" (erf), "gelu_new", "gelu_pytorch_tanh", "silu"
+    double rotaryFraction = 0; // partial_rotary_factor / rotary_pct: the rotated share of head_dim (0: none)
+    bool parallel = false;     // attention and MLP both read the layer's input (use_parallel_residual, parallel_attn)
+    bool bias = false;         // the Linear layers carry biases
+    bool newArch = false;      // falcon new_decoder_architecture: ln_attn and ln_mlp, grouped KV heads
+    int64_t typeVocab = 0;     // encoders: type_vocab_size (token type embeddings)
+    int64_t labels = 0;        // encoders: the sequence classification head's num_labels
+    int64_t relativeSpan = 0;  // deberta-v2: position_buckets (or max_relative_positions): the attention span
+    std::string root;          // the decoder's module path when not "model" (gemma3: "model.language_model")
+};
+
 // A Hugging Face `config.json` read as the architecture it describes (no weights, no network).
 struct HfArch
 {
@@ -44,11 +63,14 @@ struct HfArch
     double dropout = 0;                       // gpt2: resid/embd/attn dropout in training mode
     bool qkNorm = false;                      // qwen3: RMSNorm on q and k per head
     bool gemmaNorms = false;                  // gemma2: post-attention and pre/post-feed-forward norms
+    bool gemma = false;                       // gemma*: (1 + w) norms, gelu tanh, embeddings times sqrt(hidden)
+    bool postNorms = false;                   // olmo2: norms after attention and MLP only, none before
     double attnSoftcap = 0, finalSoftcap = 0; // gemma2: tanh soft-capping (0: off)
     bool qkNormFull = false;                  // olmoe: RMSNorm over the whole q and k projections
     bool sinks = false;                       // gpt_oss: a learned sink logit per head joins the softmax
     HfMoe moe;
     HfMla mla;
+    HfFamily family;
 };
 
 // Parameters a token passes through (routed experts counted k of E times); 0 for a dense model. Both
