@@ -53,7 +53,7 @@ struct SizeRef
         Autocast,
         DequantTransient,
         Quantized,
-        OptimizerTemp, // the foreach optimizers' fp32 temporary (one per trainable parameter)
+        OptimizerTemp, // a foreach optimizer's temporary for parameter `index` (-1: all of them)
     };
     Kind kind = Kind::Activation;
     int index = -1;
