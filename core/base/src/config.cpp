@@ -51,14 +51,15 @@ constexpr std::array<std::pair<Optimizer, std::string_view>, 14> kOptimizers{
      {Optimizer::PagedAdamW8bit, "paged-adamw8bit"}}};
 constexpr std::array<std::pair<Loss, std::string_view>, 3> kLosses{
     {{Loss::CrossEntropy, "ce"}, {Loss::MSE, "mse"}, {Loss::None, "none"}}};
-constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{{Strategy::Single, "single"},
+constexpr std::array<std::pair<Strategy, std::string_view>, 9> kStrategies{{{Strategy::Single, "single"},
                                                                             {Strategy::DDP, "ddp"},
                                                                             {Strategy::DP, "dp"},
                                                                             {Strategy::BalancedDP, "balanced-dp"},
                                                                             {Strategy::ZeRO1, "zero1"},
                                                                             {Strategy::ZeRO2, "zero2"},
                                                                             {Strategy::ZeRO3, "zero3"},
-                                                                            {Strategy::FSDP, "fsdp"}}};
+                                                                            {Strategy::FSDP, "fsdp"},
+                                                                            {Strategy::FSDPNoShard, "fsdp-no-shard"}}};
 constexpr std::array<std::pair<AllocatorMode, std::string_view>, 3> kAllocators{
     {{AllocatorMode::Exact, "exact"}, {AllocatorMode::Caching, "caching"}, {AllocatorMode::Expandable, "expandable"}}};
 constexpr std::array<std::pair<Attention, std::string_view>, 2> kAttention{

@@ -177,7 +177,7 @@ int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, 
     return reserved;
 }
 
-std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload)
+std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload, bool sharded)
 {
     // _sync_module_params_and_buffers (sync_module_states=True, as Answer.AI's low_memory loading and
     // accelerate's cpu_ram_efficient_loading set it) broadcasts through c10d broadcast_coalesced
@@ -213,9 +213,11 @@ std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload)
         }
         for (int s : inFlight)
             release(s);
-        const int flat = alloc(total); // flatten_tensors_into_flat_param
+        const int flat = alloc(total, !sharded); // flatten_tensors_into_flat_param
         for (int s : moved)
             release(s); // the parameters become views into the flat one
+        if (!sharded)
+            continue; // NO_SHARD: FlatParamHandle.shard() keeps the flat parameter as the local shard
         const int shard = alloc((total + gpus - 1) / std::max(gpus, 1), !offload); // _get_shard's clone
         if (offload)
             release(shard); // the shard moves to the CPU

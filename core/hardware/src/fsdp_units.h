@@ -42,6 +42,7 @@ struct InitOp
     int64_t bytes = 0;
     bool kept = false;
 };
-std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload);
+// NO_SHARD (sharded false): the flat parameter itself is kept, no shard is cloned.
+std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload, bool sharded = true);
 
 } // namespace headroom

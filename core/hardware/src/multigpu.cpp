@@ -549,8 +549,14 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.paramWeights = shard;
         how.offloadParamWeights = config.offload;
     }
-    const FsdpUnits units = st == Strategy::FSDP ? fsdpUnits(model, ev) : FsdpUnits{};
-    if (units.found) {
+    const bool noShard = st == Strategy::FSDPNoShard;
+    const FsdpUnits units = st == Strategy::FSDP || noShard ? fsdpUnits(model, ev) : FsdpUnits{};
+    if (units.found && noShard) {
+        // NO_SHARD: every rank keeps the whole flat parameters; no all-gathers (needs_unshard() is false), and
+        // the gradients are all-reduced in place (_runtime_utils._reduce_grad_no_shard): no buffers. Only
+        // the init's cache is added.
+        how.init = fsdpInitOps(units, gpus, false, false);
+    } else if (units.found) {
         // FSDP FULL_SHARD over a decoder model (fsdp_units.cpp): the root unit and the layer computed are
         // gathered from the first forward, the prefetched layer and one layer's unsharded gradient in
         // backward; the gathered ones come from the unshard stream's pool.

@@ -29,7 +29,8 @@ enum class Optimizer : uint8_t {
     PagedAdamW8bit
 }; // bitsandbytes paged optimizers (32-bit / 8-bit state)
 enum class Loss : uint8_t { CrossEntropy, MSE, None };
-enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP };
+// FSDPNoShard: FSDP with ShardingStrategy.NO_SHARD (flat parameters, nothing sharded; Answer.AI's "ddp").
+enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP, FSDPNoShard };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
 // How attention subgraphs run: PyTorch >= 2.0's fused SDPA kernels (flash / memory-efficient: no [B, H, T, T]
 // matrix kept) or written out with matmul + softmax (explicit attention, or PyTorch before 2.0).
