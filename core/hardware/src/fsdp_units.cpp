@@ -79,8 +79,8 @@ int unitOf(const Model& m, int container, int tensor)
     int layer = m.nodes[size_t(consumers.front())].layer;
     while (layer > 0 && size_t(layer) < m.layers.size()) {
         const LayerNode& ln = m.layers[size_t(layer)];
-        if (ln.parent == container)
-            return layer;
+        if (ln.parent == container) // a decoder layer, or the embedding / final norm beside them (root)
+            return decoderIndex(ln.name) >= 0 ? layer : -1;
         layer = ln.parent;
     }
     return -1;
