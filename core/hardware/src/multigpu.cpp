@@ -322,19 +322,25 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
             hostGradMax = std::max(hostGradMax, hostGradLive);
         }
         const bool setup = e.kind == AllocEvent::Kind::Alloc && e.step == setupStep;
+        // FSDP's init runs on the GPU even when the shards then move to the host (offload).
+        const bool initShard = !how.init.empty() && setup && param && e.category == Category::Weights;
+        if (initShard && !initDone) {
+            replay.pushInit(i, how.init, cacheId);
+            initDone = true;
+        }
         if (toHost) {
             if (setup)
                 out.cpu += bytes;
+            replay.pushExtras(i, false);
             continue;
         }
         if (setup && (e.category == Category::Weights || e.category == Category::Buffers))
             out.weights += bytes;
-        if (!how.init.empty() && setup && param && e.category == Category::Weights) {
-            if (!initDone)
-                replay.pushInit(i, how.init, cacheId);
-            initDone = true;
+        if (initShard) {
+            replay.pushExtras(i, false);
             continue; // the shard FSDP's init made stands for it
-        } else if (setup && (e.category == Category::Optimizer || e.category == Category::MasterWeights))
+        }
+        if (setup && (e.category == Category::Optimizer || e.category == Category::MasterWeights))
             out.optimizer += bytes;
         e.bytes = bytes;
         replay.push(e);
