@@ -167,6 +167,10 @@
         <translation>FSDP（全分片数据并行）</translation>
     </message>
     <message>
+        <source>FSDP NO_SHARD</source>
+        <translation>FSDP NO_SHARD（不分片）</translation>
+    </message>
+    <message>
         <source>Exact (allocated bytes only)</source>
         <translation>精确（仅计已分配字节）</translation>
     </message>
@@ -1346,6 +1350,10 @@
     <message>
         <source>FSDP</source>
         <translation>FSDP（全分片数据并行）</translation>
+    </message>
+    <message>
+        <source>FSDP NO_SHARD (not sharded)</source>
+        <translation>FSDP NO_SHARD（不分片）</translation>
     </message>
     <message>
         <source>Exact (allocated peak)</source>

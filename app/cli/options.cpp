@@ -233,7 +233,8 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         o.config.gpus = static_cast<int>(positive(a, value(a), 4096));
     else if (a == "--strategy") {
         auto v = value(a);
-        o.config.strategy = choice(a, v, parseStrategy(v), "ddp, dp, balanced-dp, zero1, zero2, zero3, fsdp");
+        o.config.strategy = choice(a, v, parseStrategy(v),
+                                   "ddp, dp, balanced-dp, zero1, zero2, zero3, fsdp, fsdp-no-shard");
     } else if (a == "--gpu0-batch")
         o.config.gpu0Batch = positive(a, value(a));
     else if (a == "--offload")

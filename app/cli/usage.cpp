@@ -43,7 +43,7 @@ Hardware
   --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
   --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)
   --margin BYTES         memory kept free on the GPU (default 0)
-  --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp [--gpu0-batch B] [--offload]
+  --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp|fsdp-no-shard [--gpu0-batch B] [--offload]
   --allocator exact|caching|expandable   allocator model (default caching)
 Serving (MODEL is a Hugging Face config.json; docs/SERVING.md)
   --serve vllm           vLLM V1's startup plan per GPU instead of the training figure: weights, profile peak,

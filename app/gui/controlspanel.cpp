@@ -244,7 +244,7 @@ void ControlsPanel::addChoices()
     const int rtx4090 = m_gpu->findData(QStringLiteral("GeForce RTX 4090 24 GB"));
     m_gpu->setCurrentIndex(rtx4090 >= 0 ? rtx4090 : 0);
     for (Strategy st : {Strategy::DDP, Strategy::DP, Strategy::BalancedDP, Strategy::ZeRO1, Strategy::ZeRO2,
-                        Strategy::ZeRO3, Strategy::FSDP})
+                        Strategy::ZeRO3, Strategy::FSDP, Strategy::FSDPNoShard})
         addEnum(m_strategy, st, strategyName(st));
     for (AllocatorMode a : {AllocatorMode::Exact, AllocatorMode::Caching, AllocatorMode::Expandable})
         addEnum(m_allocator, a, allocatorName(a));

@@ -74,6 +74,7 @@ QString strategyName(headroom::Strategy s)
     case S::ZeRO2: return QCoreApplication::translate("gui", "ZeRO-2");
     case S::ZeRO3: return QCoreApplication::translate("gui", "ZeRO-3");
     case S::FSDP: return QCoreApplication::translate("gui", "FSDP");
+    case S::FSDPNoShard: return QCoreApplication::translate("gui", "FSDP NO_SHARD (not sharded)");
     }
     return qs(headroom::toString(s));
 }

@@ -27,6 +27,7 @@ QString strategyName(headroom::Strategy s)
     case S::ZeRO2: return PdfReport::tr("ZeRO stage 2");
     case S::ZeRO3: return PdfReport::tr("ZeRO stage 3");
     case S::FSDP: return PdfReport::tr("FSDP");
+    case S::FSDPNoShard: return PdfReport::tr("FSDP NO_SHARD");
     }
     return qs(headroom::toString(s));
 }

@@ -38,11 +38,6 @@ const std::map<std::string, const char*> kRuleGaps = {
                        "at the boundary (docs/ACCURACY.md, Max batch)"},
 };
 
-// The reserved-peak median is the allocator model's own gap (docs/ACCURACY.md, GPU section).
-constexpr const char* kReservedGap =
-    "reserved median 5.1 % (27 points): the CNNs at batch 64 stay 16-25 % low; cuDNN's convolution "
-    "workspaces (sized by its heuristics at run time) leave large cached segments the model does not have";
-
 const char* gapFor(const std::string& key)
 {
     auto it = kRuleGaps.find(key);
@@ -203,7 +198,6 @@ private slots:
                     errPct(e.memory.peak, ta), pointGap(p) ? " (rule gap)" : "", static_cast<double>(tr) / 1048576.0,
                     static_cast<double>(e.memory.reservedPeak) / 1048576.0, er);
         }
-        QEXPECT_FAIL("", kReservedGap, Continue);
         QVERIFY2(median(errs) <= 5.0,
                  qPrintable(QStringLiteral("reserved median |error| %1 %").arg(median(errs), 0, 'f', 1)));
     }

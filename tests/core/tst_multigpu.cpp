@@ -2,6 +2,7 @@
 // published model-state formulas (ZeRO paper, DeepSpeed's estimator) as cross-checks.
 #include "headroom/hardware/multigpu.h"
 
+#include "headroom/load/loader.h"
 #include "mlp_fixture.h"
 
 #include <QTest>
@@ -161,6 +162,42 @@ private slots:
 
     // DataParallel: GPU 0 holds the optimizer, gathers all outputs (8 x 16 fp32) and computes the loss on
     // the full batch; GPU 1 holds a weight copy and its gradients only.
+    // FSDP FULL_SHARD over a decoder model (fsdp_units.cpp): the gathered bytes are the root unit (embedding,
+    // final norm, lm_head) from the first forward and one decoder layer (two in backward), sized by hand from
+    // Llama-2-7B's config with Answer.AI's LoRA (r 64 on q,k,v,gate,up,down, bf16 adapters).
+    void fsdpUnits()
+    {
+        LoraSpec lora{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, {}, "bf16"};
+        LoadOptions load;
+        load.lora = lora;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/meta-llama--Llama-2-7b-hf.json", load);
+        Config c;
+        c.mode = Mode::Train;
+        c.dtype = DtypePolicy::BF16;
+        c.optimizer = Optimizer::AdamW;
+        c.allocator = AllocatorMode::Caching;
+        c.finetune.lora = lora;
+        c.finetune.layerCheckpoint = true;
+        c.freeze = loraFreezePatterns();
+        c.gpus = 2;
+        c.strategy = Strategy::FSDP;
+        c.symbols = m.defaultBindings();
+        c.symbols[size_t(m.batchSymbol)] = 2;
+        c.symbols[size_t(m.symbolIndex("seq"))] = 512;
+        const int64_t h = 4096, f = 11008, v = 32000, r = 64, bf16 = 2;
+        const int64_t root = (2 * v * h + h) * bf16;
+        const int64_t layer = (4 * h * h + 3 * h * f + 2 * h) * bf16 + (3 * r * (h + h) + 3 * r * (h + f)) * bf16;
+        const ClusterEvaluation ce = evaluateCluster(m, c);
+        QCOMPARE(ce.gpus.size(), size_t(2));
+        QCOMPARE(ce.gpus[0].communication, root + 2 * layer);
+        // The unshard stream's pool is not the default pool's: the reserved peak holds it besides the blocks
+        // the default pool reserves, so it exceeds the allocated peak by at least one more layer.
+        QVERIFY(ce.gpus[0].reservedPeak >= ce.gpus[0].peak + layer);
+        // NO_SHARD: nothing gathered, nothing in flight.
+        c.strategy = Strategy::FSDPNoShard;
+        QCOMPARE(evaluateCluster(m, c).gpus[0].communication, int64_t(0));
+    }
+
     void dataParallel()
     {
         const Model m = mlp();

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ constexpr const char* kV100 = "Tesla V100 16 GB";
 const LoraSpec kLitgptHub{32, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
 // torchtune's LoRA tutorial (Apr 2024): r 8, alpha 16 on q,v; "all layers" r 64, alpha 128 incl. output.
 const LoraSpec kTorchtuneQv{8, 16, 0, {"q_proj", "v_proj"}, {}, "bf16"};
+// Full fine-tuning: no adapters.
+const LoraSpec kFull{};
 const LoraSpec kTorchtuneAll{
     64, 128, 0, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, {}, "bf16"};
 
@@ -86,11 +89,11 @@ const std::vector<Point>& points()
          Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
         {"aa-l2-7b-lora-bs6-2048", "meta-llama--Llama-2-7b-hf", 6, 2048, kAnswerAi, Quant::None, false,
          Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
-        // FSDP NO_SHARD ("ddp" in train.py): every rank holds the whole model, as DDP does.
+        // FSDP NO_SHARD ("ddp" in train.py): every rank holds the whole model as flat parameters.
         {"aa-l2-7b-qlora-ddp-bs8-2048", "meta-llama--Llama-2-7b-hf", 8, 2048, kAnswerAi, Quant::NF4, true,
-         Optimizer::AdamW, true, 2, Strategy::DDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+         Optimizer::AdamW, true, 2, Strategy::FSDPNoShard, false, "RTX 3090", Stat::Reserved, Stack::HF},
         {"aa-l2-7b-lora-ddp-bs4-2048", "meta-llama--Llama-2-7b-hf", 4, 2048, kAnswerAi, Quant::None, false,
-         Optimizer::AdamW, true, 2, Strategy::DDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+         Optimizer::AdamW, true, 2, Strategy::FSDPNoShard, false, "RTX 3090", Stat::Reserved, Stack::HF},
         {"aa-l2-70b-qlora-offload-bs2-2048", "meta-llama--Llama-2-70b-hf", 2, 2048, kAnswerAi, Quant::NF4, true,
          Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 3090", Stat::Reserved, Stack::HF},
         {"aa-mistral-7b-v02-qlora-offload-bs1-24576", "mistral-community--Mistral-7B-v0.2", 1, 24576, kAnswerAi,
@@ -151,6 +154,10 @@ const std::vector<Point>& points()
         {"tt-readme-l31-8b-lora-4090", "meta-llama--Llama-3.1-8B-Instruct", 2, 2048, kTorchtuneQv, Quant::None, false,
          Optimizer::AdamW, true, 1, Strategy::Single, false, "RTX 4090", Stat::Allocated, Stack::Torchtune,
          DtypePolicy::BF16, Attention::Fused, Loss::ChunkedCE},
+        // PEFT's MetaMathQA full fine-tuning baseline on an L40S (no preset: the capacity plays no part in a
+        // reserved figure); 768 tokens is the truncation bound, the longest batch the run can have.
+        {"peft-mc-l32-3b-full-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kFull, Quant::None, false, Optimizer::AdamW,
+         false, 1, Strategy::Single, false, "L40S", Stat::Reserved, Stack::HF},
     };
     return p;
 }
@@ -159,18 +166,23 @@ const std::vector<Point>& points()
 // listed in notExpressed() below.
 const std::map<std::string, const char*> kExpectedFailures = {
     {"aa-l2-7b-qlora-bs4-2048",
-     "FSDP FULL_SHARD fixed cost missing (~1.6 GiB: the per-sample slope is within 3 % of the measured one): "
-     "all-gather outputs on FSDP's unshard stream are cached in that stream's own pool, the root unit stays "
-     "unsharded between forward and backward (torch/distributed/fsdp/_runtime_utils.py); waits for the "
-     "allocator's stream pools (allocator.cpp, after plantables' split)"},
-    {"aa-l2-7b-qlora-bs10-2048", "the same FSDP fixed cost: -5.7 %"},
-    {"aa-l2-7b-lora-bs6-2048", "the same FSDP fixed cost with a bf16 layer (405 MB) in flight: -18.5 %"},
+     "-5.2 %: FSDP's init leaves less cache in the model than in the run (reserved after wrapping: 3.72 GiB "
+     "published for QLoRA at batch 1, 3.44 GiB replayed); the LoRA runs, whose init is the same code, agree "
+     "(batch 1: 10.33 GiB at 512 and 2048 tokens against 10.24 / 10.22 measured)"},
+    {"aa-l2-7b-lora-bs6-2048",
+     "-8.7 %: the measured per-sample slope from batch 4 to 6 is 2.6 GiB (16.14 -> 21.35 GiB) against 1.6 GiB "
+     "in the QLoRA runs with the same activations (and Headroom's 1.7); the cause is not found"},
     {"aa-l2-7b-qlora-ddp-bs8-2048",
-     "FSDP NO_SHARD is modelled as DDP: FSDP's flat parameters and their reduce buffers are not; -12.8 %"},
-    {"aa-l2-7b-lora-ddp-bs4-2048", "FSDP NO_SHARD modelled as DDP (as above): -8.2 %"},
+     "FSDP NO_SHARD: -9.4 % with its flat parameters and init cache; the LoRA NO_SHARD run is within -5 %, "
+     "what the QLoRA one holds besides is not found"},
     {"aa-l2-70b-qlora-offload-bs2-2048",
-     "FSDP CPU offload: the unsharded 80-layer model streams each layer's parameters in and the root unit's "
-     "(embedding + lm_head, 1 GiB bf16) stay on the GPU; -34 %"},
+     "FSDP CPU offload: -19.1 % after the unshard and pre-unshard pools and the init cache; what FSDP's offload "
+     "keeps besides (the host-to-device copies' pinned staging, the offloaded gradients' copies on the "
+     "post-backward stream) is not modelled"},
+    {"peft-mc-l32-3b-full-bs4-768",
+     "-7.2 %: the figure is the run's maximum over 5000 steps; the first step creates the AdamW states lazily "
+     "(zeros_like per parameter) in the blocks backward freed, so the second step's activations need new "
+     "segments. Replayed over two steps the model gives 36.96 GB (-4.9 %); Headroom replays one steady step"},
     {"lg-rt-l2-7b-nf4-mb1",
      "lit-gpt's LoRAQKVLinear zero-pads the adapter output to the fused qkv width and keeps it for backward "
      "(lit_gpt/lora.py zero_pad), and bnb 0.41's dequantized weight is kept per Linear: -25 %"},
@@ -256,6 +268,8 @@ double measuredBytes(const nlohmann::json& rec)
         return v * 1073741824.0;
     if (unit == "MiB")
         return v * 1048576.0;
+    if (unit == "B")
+        return v;
     return -1;
 }
 
@@ -283,7 +297,8 @@ Predicted predict(const Point& p)
     c.optimizer = p.optimizer;
     c.loss = p.loss;
     c.allocator = AllocatorMode::Caching;
-    c.gpu = *findGpu(p.gpu);
+    const std::optional<GpuSpec> preset = findGpu(p.gpu);
+    c.gpu = preset ? *preset : customGpu(0);
     c.gpus = p.gpus;
     c.strategy = p.strategy;
     c.offload = p.offload;
@@ -332,7 +347,7 @@ class TestPublished : public QObject
 private slots:
     void initTestCase()
     {
-        QVERIFY2(records().size() == 81, "tests/data/external/measured.jsonl: 81 records expected");
+        QVERIFY2(records().size() == 82, "tests/data/external/measured.jsonl: 82 records expected");
         if (printTable())
             std::printf("| id | statistic | measured | Headroom | error |\n|---|---|---|---|---|\n");
     }
@@ -369,6 +384,8 @@ private slots:
         QTest::newRow("Llama-2-70b") << "meta-llama--Llama-2-70b-hf" << qint64(68976648192);
         QTest::newRow("Mistral-7B-v0.1") << "mistralai--Mistral-7B-v0.1" << qint64(7241732096);
         QTest::newRow("Mistral-7B-v0.2") << "mistral-community--Mistral-7B-v0.2" << qint64(7241732096);
+        // PEFT's result file: num_total_params (tied embeddings counted once)
+        QTest::newRow("Llama-3.2-3B") << "meta-llama--Llama-3.2-3B" << qint64(3212749824);
     }
     void parameterTotals()
     {
@@ -414,7 +431,8 @@ private slots:
         const double want = measuredBytes(rec);
         QVERIFY(want > 0);
         const double err = 100.0 * (static_cast<double>(got.bytes) - want) / want;
-        const bool gb = rec["figures"][0]["unit"].get<std::string>() == "GB";
+        const std::string figureUnit = rec["figures"][0]["unit"].get<std::string>();
+        const bool gb = figureUnit == "GB" || figureUnit == "B"; // bytes are shown in GB
         const double unit = gb ? 1e9 : 1073741824.0;
         if (printTable())
             std::printf("| %s | %s | %.2f %s | %.2f %s | %+.1f %%%s |\n", p.id, statName(p.stat), want / unit,

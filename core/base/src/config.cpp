@@ -54,14 +54,15 @@ constexpr std::array<std::pair<Loss, std::string_view>, 5> kLosses{{{Loss::Cross
                                                                     {Loss::None, "none"},
                                                                     {Loss::ChunkedCE, "chunked-ce"},
                                                                     {Loss::FusedLinearCE, "fused-linear-ce"}}};
-constexpr std::array<std::pair<Strategy, std::string_view>, 8> kStrategies{{{Strategy::Single, "single"},
+constexpr std::array<std::pair<Strategy, std::string_view>, 9> kStrategies{{{Strategy::Single, "single"},
                                                                             {Strategy::DDP, "ddp"},
                                                                             {Strategy::DP, "dp"},
                                                                             {Strategy::BalancedDP, "balanced-dp"},
                                                                             {Strategy::ZeRO1, "zero1"},
                                                                             {Strategy::ZeRO2, "zero2"},
                                                                             {Strategy::ZeRO3, "zero3"},
-                                                                            {Strategy::FSDP, "fsdp"}}};
+                                                                            {Strategy::FSDP, "fsdp"},
+                                                                            {Strategy::FSDPNoShard, "fsdp-no-shard"}}};
 constexpr std::array<std::pair<AllocatorMode, std::string_view>, 3> kAllocators{
     {{AllocatorMode::Exact, "exact"}, {AllocatorMode::Caching, "caching"}, {AllocatorMode::Expandable, "expandable"}}};
 // The first name of each is the printed one (config.h: "fused" and "math" stay the printed names of SDPA and

@@ -8,6 +8,7 @@
 // adding category totals. docs/ACCURACY-allocator.md lists the assumptions.
 #include "headroom/hardware/multigpu.h"
 
+#include "fsdp_units.h"
 #include "headroom/base/format.h"
 #include "headroom/memory/allocator.h"
 
@@ -52,11 +53,18 @@ struct Derivation
     int64_t atLoss = 0;      // held across the loss (DataParallel's gathered outputs)
     int64_t atOptimizer = 0; // held during the optimizer step (ZeRO's fp32 gradient partition)
     bool offloadAtOptimizer = false;
+    // FSDP (fsdp_units.h): all-gather outputs on the unshard stream, outside the default pool: held from the
+    // first forward (the root unit and the layer computed) and during backward (the prefetched layer)
+    int64_t computeSide = 0, backwardSide = 0;
+    int64_t backwardGrad = 0;   // held during backward: the unsharded gradient of one unit
+    int64_t sideReserved = 0;   // what the unshard stream's pool reserves
+    std::vector<InitOp> init{}; // FSDP's init: the shards replace the parameters' setup allocations
 };
 
 struct Derived
 {
-    std::vector<AllocEvent> events;
+    std::vector<AllocEvent> events; // the default stream's pool
+    int64_t sideReserved = 0;       // other streams' pools
     int64_t peak = 0, weights = 0, gradients = 0, optimizer = 0, activations = 0, loss = 0, communication = 0, cpu = 0;
 };
 
@@ -84,7 +92,7 @@ std::vector<Phase> phaseOfStep(const Evaluation& ev)
 struct PhaseBounds
 {
     std::ptrdiff_t firstForward = -1, lastCompute = -1, firstLoss = -1, lastLoss = -1, lastForward = -1,
-                   firstOptimizer = -1;
+                   firstOptimizer = -1, firstBackward = -1;
 };
 
 PhaseBounds phaseBounds(const Evaluation& ev)
@@ -108,6 +116,8 @@ PhaseBounds phaseBounds(const Evaluation& ev)
         }
         if (p == Phase::Forward || p == Phase::Loss || p == Phase::Backward || p == Phase::Recompute)
             pb.lastCompute = i;
+        if ((p == Phase::Backward || p == Phase::Recompute) && pb.firstBackward < 0)
+            pb.firstBackward = i;
         if (p == Phase::Optimizer && pb.firstOptimizer < 0)
             pb.firstOptimizer = i;
     }
@@ -120,6 +130,8 @@ PhaseBounds phaseBounds(const Evaluation& ev)
         pb.firstOptimizer = pb.lastCompute + 1;
     if (pb.firstForward < 0)
         pb.firstForward = 0;
+    if (pb.firstBackward < 0)
+        pb.firstBackward = pb.lastLoss + 1;
     return pb;
 }
 
@@ -130,6 +142,7 @@ struct Extra
     int64_t bytes;
     Category category;
     int64_t id = -1;
+    bool side = false; // on another stream's pool: counted as allocated, not replayed in the default pool
 };
 
 std::vector<Extra> strategyExtras(const Evaluation& ev, const Derivation& how)
@@ -148,6 +161,13 @@ std::vector<Extra> strategyExtras(const Evaluation& ev, const Derivation& how)
         extras.push_back({pb.firstLoss, std::max(pb.lastLoss, pb.firstLoss), how.atLoss, Category::Workspace});
     if (how.atOptimizer > 0 && !how.offloadAtOptimizer)
         extras.push_back({pb.firstOptimizer, std::max(pb.firstOptimizer, n - 1), how.atOptimizer, Category::Gradients});
+    const std::ptrdiff_t backwardEnd = std::max(pb.lastCompute, pb.firstBackward);
+    if (how.computeSide > 0)
+        extras.push_back({pb.firstForward, pb.lastCompute, how.computeSide, Category::Workspace, -1, true});
+    if (how.backwardSide > 0)
+        extras.push_back({pb.firstBackward, backwardEnd, how.backwardSide, Category::Workspace, -1, true});
+    if (how.backwardGrad > 0)
+        extras.push_back({pb.firstBackward, backwardEnd, how.backwardGrad, Category::Gradients});
     for (auto& x : extras)
         x.id = nextId++;
     return extras;
@@ -163,7 +183,8 @@ public:
         m_live.reserve(m_events.size());
     }
 
-    void push(AllocEvent e)
+    // record: the event is the default pool's (false: another stream's, counted in the totals only)
+    void push(AllocEvent e, bool record = true)
     {
         if (e.kind == AllocEvent::Kind::Alloc) {
             if (e.bytes <= 0)
@@ -180,7 +201,8 @@ public:
             m_liveBy[size_t(it->second.first)] -= e.bytes;
             m_live.erase(it);
         }
-        m_out.events.push_back(e);
+        if (record)
+            m_out.events.push_back(e);
         if (m_total > m_out.peak) {
             m_out.peak = m_total;
             m_out.activations = m_liveBy[size_t(Category::Activations)] + m_liveBy[size_t(Category::Input)] +
@@ -202,7 +224,34 @@ public:
             e.bytes = x.bytes;
             e.category = x.category;
             e.step = i < m_n && i >= 0 ? m_events[size_t(i)].step : (m_n > 0 ? m_events.back().step : 0);
-            push(e);
+            push(e, !x.side);
+        }
+    }
+
+    // FSDP's init in place of the parameters' setup allocations: the shards stay and count, the rest only
+    // leaves cache behind (the peak statistics are reset after it).
+    void pushInit(std::ptrdiff_t i, const std::vector<InitOp>& ops, int64_t& nextId)
+    {
+        const int step = i < m_n && i >= 0 ? m_events[size_t(i)].step : 0;
+        std::vector<std::pair<int64_t, bool>> ids; // slot -> (id, kept)
+        for (const InitOp& op : ops) {
+            if (op.alloc) {
+                if (size_t(op.slot) >= ids.size())
+                    ids.resize(size_t(op.slot) + 1, {-1, false});
+                ids[size_t(op.slot)] = {nextId, op.kept};
+                const AllocEvent e{AllocEvent::Kind::Alloc, nextId++, op.bytes, Category::Weights, step, -1};
+                if (op.kept)
+                    push(e);
+                else
+                    m_out.events.push_back(e);
+            } else {
+                const auto [id, kept] = ids[size_t(op.slot)];
+                const AllocEvent e{AllocEvent::Kind::Free, id, 0, Category::Weights, step, -1};
+                if (kept)
+                    push(e);
+                else
+                    m_out.events.push_back(e);
+            }
         }
     }
 
@@ -242,7 +291,14 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
     const auto& events = ev.events;
     const auto n = std::ptrdiff_t(events.size());
     Derived out;
-    Replay replay(ev, strategyExtras(ev, how), out);
+    std::vector<Extra> extras = strategyExtras(ev, how);
+    int64_t cacheId = 0;
+    for (const auto& e : events)
+        cacheId = std::max(cacheId, e.id + 1);
+    for (const auto& x : extras)
+        cacheId = std::max(cacheId, x.id + 1);
+    bool initDone = how.init.empty();
+    Replay replay(ev, std::move(extras), out);
     const int setupStep = n > 0 ? events.front().step : 0;
     int64_t gradLive = 0, gradMax = 0, hostGradLive = 0, hostGradMax = 0;
     std::unordered_map<int64_t, int64_t> gradIds; // id -> bytes (negative: on the host)
@@ -266,14 +322,25 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
             hostGradMax = std::max(hostGradMax, hostGradLive);
         }
         const bool setup = e.kind == AllocEvent::Kind::Alloc && e.step == setupStep;
+        // FSDP's init runs on the GPU even when the shards then move to the host (offload).
+        const bool initShard = !how.init.empty() && setup && param && e.category == Category::Weights;
+        if (initShard && !initDone) {
+            replay.pushInit(i, how.init, cacheId);
+            initDone = true;
+        }
         if (toHost) {
             if (setup)
                 out.cpu += bytes;
+            replay.pushExtras(i, false);
             continue;
         }
         if (setup && (e.category == Category::Weights || e.category == Category::Buffers))
             out.weights += bytes;
-        else if (setup && (e.category == Category::Optimizer || e.category == Category::MasterWeights))
+        if (initShard) {
+            replay.pushExtras(i, false);
+            continue; // the shard FSDP's init made stands for it
+        }
+        if (setup && (e.category == Category::Optimizer || e.category == Category::MasterWeights))
             out.optimizer += bytes;
         e.bytes = bytes;
         replay.push(e);
@@ -291,7 +358,8 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
         else
             out.gradients += how.atOptimizer;
     }
-    out.communication = how.persistent + how.compute + how.atLoss;
+    out.communication = how.persistent + how.compute + how.atLoss + how.computeSide + how.backwardSide;
+    out.sideReserved = how.sideReserved;
     return out;
 }
 
@@ -393,8 +461,11 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
     g.lossBytes = d.loss;
     g.communication = d.communication;
     g.cpuBytes = d.cpu;
-    g.reservedPeak = config.allocator == AllocatorMode::Exact ? d.peak
-                                                              : replay(d.events, config.allocator).reservedPeak;
+    // Each stream's pool reserves on its own; the side pools' blocks are all held by the time the default
+    // pool reaches its peak (they are reserved by the first backward and never released), so they add up.
+    g.reservedPeak = config.allocator == AllocatorMode::Exact
+                         ? d.peak
+                         : replay(d.events, config.allocator).reservedPeak + d.sideReserved;
     const int64_t used = config.allocator == AllocatorMode::Exact ? g.peak : g.reservedPeak;
     g.needed = used + ev.memory.context + ev.memory.workspace;
     return g;
@@ -483,6 +554,24 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
     if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {
         how.paramWeights = shard;
         how.offloadParamWeights = config.offload;
+    }
+    const bool noShard = st == Strategy::FSDPNoShard;
+    const FsdpUnits units = st == Strategy::FSDP || noShard ? fsdpUnits(model, ev) : FsdpUnits{};
+    if (units.found && noShard) {
+        // NO_SHARD: every rank keeps the whole flat parameters; no all-gathers (needs_unshard() is false), and
+        // the gradients are all-reduced in place (_runtime_utils._reduce_grad_no_shard): no buffers. Only
+        // the init's cache is added.
+        how.init = fsdpInitOps(units, gpus, false, false);
+    } else if (units.found) {
+        // FSDP FULL_SHARD over a decoder model (fsdp_units.cpp): the root unit and the layer computed are
+        // gathered from the first forward, the prefetched layer and one layer's unsharded gradient in
+        // backward; the gathered ones come from the unshard stream's pool.
+        how.computeSide = units.root + units.layer;
+        how.backwardSide = units.layer;
+        how.backwardGrad = units.layerGrad;
+        how.sideReserved = fsdpSidePoolsReserved(units, config.allocator, gpus, config.offload);
+        how.init = fsdpInitOps(units, gpus, config.offload);
+    } else if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {
         // The module being computed and the prefetched next one are gathered whole; in backward the
         // largest one's full gradient exists until it is reduce-scattered.
         std::vector<int64_t> layers = s.layerParams;

@@ -1,15 +1,25 @@
 // The iteration's last phase (timeline_program.h, "how the timeline works").
 #include "timeline/iteration.h"
 
+#include <vector>
+
 namespace headroom::timeline {
 
-// The optimizer step: foreach implementations build one fp32 temporary per parameter; then
-// zero_grad(set_to_none=True).
+// The optimizer step: foreach implementations build one temporary per parameter (a tensor list: each its own
+// allocation, so the caching allocator can place them in the blocks backward freed), all freed when the step
+// returns; then zero_grad(set_to_none=True).
 void optimizerStep(Iteration& w)
 {
     w.rec.begin(-1, Phase::Optimizer);
-    if (w.rec.positive(of(SizeRef::Kind::OptimizerTemp)))
-        w.rec.decref(w.rec.alloc(of(SizeRef::Kind::OptimizerTemp), Category::Optimizer, -1, 1));
+    if (w.rec.positive(of(SizeRef::Kind::OptimizerTemp))) {
+        std::vector<int> temps;
+        temps.reserve(w.plan.trainable.size());
+        for (int p : w.plan.trainable)
+            if (w.plan.reqGrad[static_cast<size_t>(p)])
+                temps.push_back(w.rec.alloc(of(SizeRef::Kind::OptimizerTemp, p), Category::Optimizer, -1, 1));
+        for (int id : temps)
+            w.rec.decref(id);
+    }
     for (size_t p = 0; p < w.nT; ++p)
         if (w.paramGrad[p] >= 0)
             w.rec.decref(w.paramGrad[p]);

@@ -53,7 +53,7 @@ struct SizeRef
         Autocast,
         DequantTransient,
         Quantized,
-        OptimizerTemp,   // the foreach optimizers' fp32 temporary (one per trainable parameter)
+        OptimizerTemp,   // a foreach optimizer's temporary for parameter `index` (-1: all of them)
         LossChunk,       // one of torchtune's output chunks of output `index` in fp32 (loss.cpp)
         LinearLossChunk, // Liger's transient logits chunk of the lm_head output `index` (loss.cpp)
     };

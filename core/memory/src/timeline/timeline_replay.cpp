@@ -125,7 +125,10 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref)
     case SizeRef::Kind::LossChunk:
     case SizeRef::Kind::LinearLossChunk: return lossChunkBytes(c, ref);
     case SizeRef::Kind::OptimizerTemp: {
-        int64_t temp = 0;
+        // torch/optim/adam.py _multi_tensor_adam (AdamW: adamw.py _multi_tensor_adamw, and the other foreach
+        // optimizers listed): exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs) is one new tensor per
+        // parameter, like its state: fp32, or the parameter's 16-bit dtype under the pure 16-bit policies
+        // (zeros_like states, optimizerBytesPerParam). index >= 0: that parameter's; -1: all of them.
         switch (c.config.optimizer) {
         case Optimizer::Adam:
         case Optimizer::AdamW:
@@ -133,13 +136,21 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref)
         case Optimizer::RMSprop:
         case Optimizer::Adadelta:
         case Optimizer::LAMB:
-        case Optimizer::Lion:
-            for (int p : c.plan.trainable)
-                if (c.plan.reqGrad[static_cast<size_t>(p)])
-                    temp += checkedMul(std::max<int64_t>(s.numel[static_cast<size_t>(p)], 0), 4).value_or(0);
-            break;
-        default: break;
+        case Optimizer::Lion: break;
+        default: return 0;
         }
+        const bool pure16 = c.config.dtype == DtypePolicy::FP16 || c.config.dtype == DtypePolicy::BF16;
+        const int64_t element = pure16 ? 2 : 4;
+        auto one = [&](int p) {
+            return c.plan.reqGrad[static_cast<size_t>(p)]
+                       ? checkedMul(std::max<int64_t>(s.numel[static_cast<size_t>(p)], 0), element).value_or(0)
+                       : 0;
+        };
+        if (ref.index >= 0)
+            return one(ref.index);
+        int64_t temp = 0;
+        for (int p : c.plan.trainable)
+            temp += one(p);
         return temp;
     }
     }

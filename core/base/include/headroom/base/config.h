@@ -34,7 +34,8 @@ enum class Optimizer : uint8_t {
 // (liger_kernel/ops/fused_linear_cross_entropy.py): lm_head and loss in one function over token chunks, the
 // logits never materialised, the hidden states' gradient computed in forward (timeline/loss.cpp).
 enum class Loss : uint8_t { CrossEntropy, MSE, None, ChunkedCE, FusedLinearCE };
-enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP };
+// FSDPNoShard: FSDP with ShardingStrategy.NO_SHARD (flat parameters, nothing sharded; Answer.AI's "ddp").
+enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP, FSDPNoShard };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
 // How attention subgraphs run, as Hugging Face's attn_implementation names them (core/memory/src/fused_units.cpp
 // tryAttention): SDPA (F.scaled_dot_product_attention, which picks flash, memory-efficient or math by dtype,

@@ -1,0 +1,229 @@
+// FSDP's units and the memory FSDP1 keeps outside the shards (torch/distributed/fsdp, PyTorch 2.2-2.5):
+//  - units: Hugging Face stacks wrap each decoder layer (accelerate's TRANSFORMER_BASED_WRAP on the model's
+//    _no_split_modules, Answer.AI fsdp_qlora train.py's transformer_auto_wrap_policy on LlamaDecoderLayer) and
+//    each trainable leaf on its own (PEFT's fsdp_auto_wrap_policy, train.py's lambda_policy_fn: with
+//    use_orig_params=False a FlatParameter is all trainable or all frozen); what is left, embedding, final
+//    norm and lm_head, is the root unit.
+//  - all-gather outputs: FlatParamHandle._alloc_padded_unsharded_flat_param runs in _runtime_utils._unshard
+//    under state._unshard_stream, so the unsharded parameters come from that stream's pool; the caching
+//    allocator never hands a block to another stream (CUDACachingAllocator.cpp get_free_block: a block of
+//    another stream is no fit), so they cannot reuse the default stream's cache, nor it theirs.
+//    _free_unsharded_flat_param record_stream()s the block on the compute stream before freeing it, so it
+//    goes back to the pool only once the GPU is past it; limit_all_gathers' _FreeEventQueue
+//    (_limiter_utils.py) lets the CPU run two all-gathers ahead of those frees. In backward, BACKWARD_PRE
+//    prefetch holds the layer being computed and the next one while the last one's free is pending: three
+//    layers' blocks in the pool. The root unit is not resharded after forward (_post_forward_reshard:
+//    free_unsharded_flat_param is false for the root), so it stays gathered until the end of backward.
+//  - init: FSDP's __init__ moves each unit's parameters to the GPU (_init_utils._move_module_to_device),
+//    flattens them into a new tensor (FlatParamHandle.flatten_tensors_into_flat_param: torch.cat) and
+//    replaces them by views, then clones its own chunk (FlatParamHandle.shard / _get_shard) and frees the
+//    unsharded one (_free_storage): the moved parameters and the flat tensor stay cached in the default pool.
+//    A run that resets the peak statistics after wrapping (reset_peak_memory_stats keeps the reserved bytes
+//    as the new peak) still counts them.
+//  - NCCL's own buffers are cudaMalloc'ed by NCCL at communicator init, outside the caching allocator: no
+//    reserved bytes.
+#include "fsdp_units.h"
+
+#include "headroom/memory/allocator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace headroom {
+namespace {
+
+// "layers.12" -> 12; -1 when the name is not "<list>.<int>" with a Hugging Face decoder-list name.
+int decoderIndex(const std::string& name)
+{
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 >= name.size())
+        return -1;
+    const std::string list = name.substr(0, dot);
+    // Hugging Face names its decoder-layer lists layers (Llama & co.), h (GPT-2), layer (BERT), blocks
+    if (list != "layers" && list != "h" && list != "layer" && list != "blocks")
+        return -1;
+    int v = 0;
+    for (size_t i = dot + 1; i < name.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(name[i])) || v > 1'000'000)
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v;
+}
+
+// The layer-tree node holding the decoder layers: the one with the most "<list>.<int>" children.
+int decoderContainer(const Model& m)
+{
+    int container = -1;
+    size_t most = 1;
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        size_t n = 0;
+        for (int c : m.layers[l].children)
+            n += decoderIndex(m.layers[size_t(c)].name) >= 0 ? 1 : 0;
+        if (n > most) {
+            most = n;
+            container = int(l);
+        }
+    }
+    return container;
+}
+
+// The decoder layer a parameter belongs to (its first consumer's layer), -1 for the root unit.
+int unitOf(const Model& m, int container, int tensor)
+{
+    const auto& consumers = m.tensors[size_t(tensor)].consumers;
+    if (consumers.empty())
+        return -1;
+    int layer = m.nodes[size_t(consumers.front())].layer;
+    while (layer > 0 && size_t(layer) < m.layers.size()) {
+        const LayerNode& ln = m.layers[size_t(layer)];
+        if (ln.parent == container) // a decoder layer, or the embedding / final norm beside them (root)
+            return decoderIndex(ln.name) >= 0 ? layer : -1;
+        layer = ln.parent;
+    }
+    return -1;
+}
+
+} // namespace
+
+FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev)
+{
+    FsdpUnits u;
+    const int container = decoderContainer(model);
+    if (container < 0 || ev.events.empty())
+        return u;
+    const int setupStep = ev.events.front().step;
+    std::set<int> trainable;
+    for (const auto& e : ev.events)
+        if (e.kind == AllocEvent::Kind::Alloc && e.category == Category::Gradients && e.tensor >= 0)
+            trainable.insert(e.tensor);
+    struct Unit
+    {
+        int64_t bytes = 0, frozen = 0, grad = 0;
+        std::vector<int64_t> trainableParts, params;
+    };
+    std::map<int, Unit> units;
+    std::vector<int64_t> rootParams;
+    for (const auto& e : ev.events) {
+        if (e.kind != AllocEvent::Kind::Alloc || e.step != setupStep || e.category != Category::Weights ||
+            e.tensor < 0 || size_t(e.tensor) >= model.tensors.size() ||
+            model.tensors[size_t(e.tensor)].role != TensorRole::Parameter)
+            continue;
+        const int unit = unitOf(model, container, e.tensor);
+        if (unit < 0) {
+            u.root += e.bytes;
+            rootParams.push_back(e.bytes);
+            continue;
+        }
+        Unit& x = units[unit];
+        x.bytes += e.bytes;
+        x.params.push_back(e.bytes);
+        if (trainable.count(e.tensor)) {
+            x.grad += e.bytes;
+            x.trainableParts.push_back(e.bytes);
+        } else {
+            x.frozen += e.bytes;
+        }
+    }
+    if (units.empty())
+        return u;
+    u.found = true;
+    u.layers = int64_t(units.size());
+    const Unit* largest = nullptr;
+    for (const auto& [index, x] : units)
+        if (!largest || x.bytes > largest->bytes)
+            largest = &x;
+    u.layer = largest->bytes;
+    u.layerParams = largest->params;
+    // A layer whose parameters are all trainable is one FlatParameter; a mixed one is the frozen flat
+    // parameter plus one unit per trainable leaf.
+    const bool mixed = largest->frozen > 0 && largest->grad > 0;
+    if (mixed) {
+        u.layerBlocks.push_back(largest->frozen);
+        u.layerBlocks.insert(u.layerBlocks.end(), largest->trainableParts.begin(), largest->trainableParts.end());
+    } else {
+        u.layerBlocks.push_back(largest->bytes);
+    }
+    for (const auto& [index, x] : units) {
+        u.layerGrad = std::max(u.layerGrad, x.grad);
+        u.unitParams.push_back(x.params);
+    }
+    if (!rootParams.empty())
+        u.unitParams.push_back(rootParams);
+    return u;
+}
+
+int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload)
+{
+    if (!u.found || mode == AllocatorMode::Exact)
+        return 0;
+    constexpr int kLayersInPool = 3; // computed + prefetched + one whose free is pending (see above)
+    const auto shard = [&](int64_t b) { return (b + gpus - 1) / std::max(gpus, 1); };
+    int64_t reserved = 0;
+    // The unshard stream's all-gather outputs; with offload, FlatParamHandle.pre_unshard's flat_param_to()
+    // copies each shard in on the pre-unshard stream first (record_stream()ed to the unshard stream).
+    for (bool copies : {false, true}) {
+        if (copies && !offload)
+            continue;
+        CachingAllocatorModel pool(mode);
+        pool.allocate(copies ? shard(u.root) : u.root);
+        for (int i = 0; i < kLayersInPool && i < u.layers; ++i)
+            for (int64_t b : u.layerBlocks)
+                pool.allocate(copies ? shard(b) : b);
+        reserved += pool.reserved();
+    }
+    return reserved;
+}
+
+std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload, bool sharded)
+{
+    // _sync_module_params_and_buffers (sync_module_states=True, as Answer.AI's low_memory loading and
+    // accelerate's cpu_ram_efficient_loading set it) broadcasts through c10d broadcast_coalesced
+    // (torch/csrc/distributed/c10d/comm.cpp): buckets closed once they reach PARAM_BROADCAST_BUCKET_SIZE
+    // (250 MiB), each flattened into a new tensor, at most two in flight.
+    constexpr int64_t kBucket = int64_t(250) << 20;
+    std::vector<InitOp> ops;
+    int next = 0;
+    auto alloc = [&](int64_t bytes, bool kept = false) {
+        ops.push_back({true, next, bytes, kept});
+        return next++;
+    };
+    auto release = [&](int slot) { ops.push_back({false, slot, 0, false}); };
+    for (const std::vector<int64_t>& params : u.unitParams) {
+        std::vector<int> moved;
+        int64_t total = 0;
+        for (int64_t b : params) {
+            moved.push_back(alloc(b)); // _move_module_to_device
+            total += b;
+        }
+        std::vector<int> inFlight;
+        int64_t bucket = 0;
+        for (size_t i = 0; i < params.size(); ++i) {
+            bucket += params[i];
+            if (bucket < kBucket && i + 1 < params.size())
+                continue;
+            if (inFlight.size() >= 2) {
+                release(inFlight.front());
+                inFlight.erase(inFlight.begin());
+            }
+            inFlight.push_back(alloc(bucket));
+            bucket = 0;
+        }
+        for (int s : inFlight)
+            release(s);
+        const int flat = alloc(total, !sharded); // flatten_tensors_into_flat_param
+        for (int s : moved)
+            release(s); // the parameters become views into the flat one
+        if (!sharded)
+            continue; // NO_SHARD: FlatParamHandle.shard() keeps the flat parameter as the local shard
+        const int shard = alloc((total + gpus - 1) / std::max(gpus, 1), !offload); // _get_shard's clone
+        if (offload)
+            release(shard); // the shard moves to the CPU
+        release(flat);      // _free_storage of the unsharded flat parameter
+    }
+    return ops;
+}
+
+} // namespace headroom

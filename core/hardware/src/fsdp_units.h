@@ -1,0 +1,48 @@
+#pragma once
+// FSDP's units as the Hugging Face stacks wrap a decoder model, and what FSDP (FSDP1,
+// torch/distributed/fsdp) holds for them besides the shards (docs/DESIGN.md "Multi-GPU").
+#include "headroom/memory/engine.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace headroom {
+
+struct FsdpUnits
+{
+    bool found = false; // the model has a decoder-layer list to wrap
+    int64_t layers = 0; // decoder layers (units besides the root)
+    // The root unit: every parameter outside the decoder layers (embedding, final norm, lm_head).
+    int64_t root = 0;
+    // The largest decoder layer: all its parameter bytes (what its all-gather outputs add up to), its
+    // trainable bytes (its unsharded gradient), the all-gather outputs one by one (the frozen flat parameter,
+    // then one per trainable parameter: PEFT's and Answer.AI's policies wrap each trainable leaf alone) and
+    // its parameters one by one (the tensors FSDP's init moves to the GPU before it flattens them).
+    int64_t layer = 0;
+    int64_t layerGrad = 0;
+    std::vector<int64_t> layerBlocks;
+    std::vector<int64_t> layerParams;
+    // Every unit's parameters in the order FSDP's init wraps them: the decoder layers, then the root.
+    std::vector<std::vector<int64_t>> unitParams;
+};
+
+// The units from the setup step's weight events (bytes as stored: 4-bit weights at their packed size).
+FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev);
+
+// Bytes the side streams' pools reserve (FSDP1's all-gather outputs on the unshard stream; with CPU offload
+// also the shards copied in on the pre-unshard stream), for the caching allocator modes.
+int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload);
+
+// FSDP's init in the default stream's pool, unit by unit: slot `slot` allocates `bytes` (alloc) or is freed;
+// `kept` marks the shards, which stay (the rest only leaves cache behind).
+struct InitOp
+{
+    bool alloc = true;
+    int slot = 0;
+    int64_t bytes = 0;
+    bool kept = false;
+};
+// NO_SHARD (sharded false): the flat parameter itself is kept, no shard is cloned.
+std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload, bool sharded = true);
+
+} // namespace headroom
