@@ -132,6 +132,8 @@ void ControlsPanel::describeControls()
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
     m_dtype->setObjectName(QStringLiteral("dtypeCombo"));
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
+    m_framework->setObjectName(QStringLiteral("frameworkCombo"));
+    m_loss->setObjectName(QStringLiteral("lossCombo"));
     m_gpu->setToolTip(tr("The GPU the verdict is for. Every preset's capacity is the device total PyTorch reports "
                          "(torch.cuda.mem_get_info, the \"total capacity\" of its out-of-memory message), a few "
                          "hundred MiB below nvidia-smi's; the CUDA context comes off it."));
