@@ -1122,6 +1122,10 @@
         <source>the largest 4/8-bit weight unpacked to the compute dtype, held at the peak</source>
         <translation>解包为计算数据类型的最大 4/8 位权重，在峰值时存活</translation>
     </message>
+    <message>
+        <source>Chunked cross-entropy (litgpt, 16-bit, no upcast)</source>
+        <translation>分块交叉熵（litgpt，16 位，不提升为 fp32）</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -1800,6 +1804,30 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>The GPU the verdict is for. Every preset&apos;s capacity is the device total PyTorch reports (torch.cuda.mem_get_info, the &quot;total capacity&quot; of its out-of-memory message), a few hundred MiB below nvidia-smi&apos;s; the CUDA context comes off it.</source>
         <translation>结论所针对的 GPU。每个预设的容量均为 PyTorch 报告的设备总量（torch.cuda.mem_get_info，即其显存不足消息中的“total capacity”），比 nvidia-smi 显示的少几百 MiB；CUDA 上下文从中扣除。</translation>
+    </message>
+    <message>
+        <source>Framework:</source>
+        <translation>训练框架：</translation>
+    </message>
+    <message>
+        <source>Hugging Face Trainer / PEFT</source>
+        <translation>Hugging Face Trainer / PEFT</translation>
+    </message>
+    <message>
+        <source>torchtune</source>
+        <translation>torchtune</translation>
+    </message>
+    <message>
+        <source>litgpt</source>
+        <translation>litgpt</translation>
+    </message>
+    <message>
+        <source>Chunked cross-entropy, 16-bit (litgpt)</source>
+        <translation>分块交叉熵，16 位（litgpt）</translation>
+    </message>
+    <message>
+        <source>Sets the switches the framework&apos;s recipes use; change any of them afterwards. Hugging Face: none. torchtune: bf16, AdamW, chunked cross-entropy, a checkpoint per layer, bf16 adapters, NF4 with quantized scales. litgpt: bf16, AdamW (paged with 4-bit weights), 16-bit chunked cross-entropy, no checkpointing, bf16 adapters.</source>
+        <translation>按该框架配方的设置填入各开关，之后仍可逐项修改。Hugging Face：不改动。torchtune：bf16、AdamW、分块交叉熵、每层一个检查点、bf16 适配器、缩放因子也量化的 NF4。litgpt：bf16、AdamW（4 位权重时为分页 AdamW）、16 位分块交叉熵、不做检查点、bf16 适配器。</translation>
     </message>
 </context>
 <context>

@@ -171,14 +171,20 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
             return true; // vLLM's spelling (bfloat16, float16, float32): for --serve
         o.config.dtype = choice(a, v, parseDtype(v),
                                 "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, int8, int4");
+        o.presetUserSet |= kPresetDtype;
     } else if (a == "--optimizer") {
         auto v = value(a);
         o.config.optimizer = choice(
             a, v, parseOptimizer(v),
             "sgd, momentum, adam, adamw, adagrad, rmsprop, adadelta, lion, lamb, adam8bit, adafactor, paged-adamw, paged-adamw8bit");
+        o.presetUserSet |= kPresetOptimizer;
     } else if (a == "--loss") {
         auto v = value(a);
-        o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none, chunked-ce, fused-linear-ce");
+        o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none, chunked-ce, fused-linear-ce, chunked-ce-16");
+        o.presetUserSet |= kPresetLoss;
+    } else if (a == "--framework") {
+        auto v = value(a);
+        o.framework = choice(a, v, parseFramework(v), "hf, torchtune, litgpt");
     } else if (a == "--checkpoint")
         o.config.checkpointSegments = static_cast<int>(positive(a, value(a), 4096));
     else if (a == "--attention") {
@@ -196,27 +202,35 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         const std::string v = value(a);
         if (auto err = parseLoraSpec(v, o.config.finetune.lora))
             throw UsageError{"--lora: " + *err};
+        if (v.find("dtype=") != std::string::npos)
+            o.presetUserSet |= kPresetAdapterDtype;
     } else if (a == "--quant") {
         auto v = value(a);
         o.config.finetune.quant = choice(a, v, parseQuant(v), "nf4, fp4, int8");
-    } else if (a == "--double-quant")
+    } else if (a == "--double-quant") {
         o.config.finetune.doubleQuant = true;
-    else if (a == "--compute-dtype") {
+        o.presetUserSet |= kPresetDoubleQuant;
+    } else if (a == "--compute-dtype") {
         auto v = value(a);
         if (v != "bf16" && v != "fp16" && v != "fp32")
             throw UsageError{"--compute-dtype: expected bf16, fp16 or fp32, got '" + v + "'"};
         o.config.finetune.computeDtype = v;
         o.config.finetune.computeBytes = v == "fp32" ? 4 : 2;
-    } else if (a == "--no-kbit-prep")
+    } else if (a == "--no-kbit-prep") {
         o.config.finetune.kbitPrep = false;
-    else if (a == "--grad-checkpoint") {
+        o.presetUserSet |= kPresetKbitPrep;
+    } else if (a == "--grad-checkpoint") {
         const std::string v = value(a);
         if (v != "layers" && v != "off")
             throw UsageError{"--grad-checkpoint: expected layers or off, got '" + v + "'"};
         o.config.finetune.layerCheckpoint = v == "layers";
-    } else if (a == "--recipe")
+        o.presetUserSet |= kPresetLayerCheckpoint;
+    } else if (a == "--recipe") {
         applyRecipe(value(a), o);
-    else if (a == "--gpu")
+        // a recipe's settings are the user's choice: a --framework preset leaves them
+        o.presetUserSet |= kPresetOptimizer | kPresetLayerCheckpoint | kPresetDoubleQuant | kPresetDtype |
+                           kPresetAdapterDtype;
+    } else if (a == "--gpu")
         o.gpuName = value(a);
     else if (a == "--capacity") {
         auto v = value(a);
@@ -333,6 +347,10 @@ Options parseOptions(int argc, char** argv)
     }
     if (o.help || o.version || (o.gpuName && *o.gpuName == "list" && o.model.empty()))
         return o; // --gpu list needs no model
+    // The framework's recipe sets what no flag set (config.cpp kPresets); after the loop, so a flag wins
+    // wherever it stands and a quantized run gets its recipe's QLoRA optimizer.
+    if (o.framework)
+        applyFramework(*o.framework, o.config, o.presetUserSet);
     checkCombinations(o);
     checkServeCombinations(o);
     return o;

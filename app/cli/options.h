@@ -38,6 +38,8 @@ struct Options
     VllmSettings vllm;
     HfGenerateSettings hf;                // --serve hf-generate (its batch is --batch)
     std::optional<std::string> dtypeText; // --dtype as written (vLLM's --dtype under --serve)
+    std::optional<Framework> framework;   // --framework: its preset, applied after parsing under the flags
+    uint32_t presetUserSet = 0;           // PresetSwitch bits of the switches a flag set (they stay)
     std::vector<std::string> serveFlags;  // vLLM's flags given, for the check that --serve vllm is there
     std::vector<std::string> hfFlags;     // generate()'s flags given, for the check that --serve hf-generate is
 };

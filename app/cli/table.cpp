@@ -162,7 +162,10 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
         out << (i ? ", " : "") << model.symbols[i].name << "=" << e.shapes.values.at(i);
     if (model.symbols.empty())
         out << "(none: static shapes)";
-    out << "\nConfig   " << toString(cfg.mode) << ", " << toString(cfg.dtype);
+    out << "\nConfig   ";
+    if (cfg.framework != Framework::HF) // the preset's name, where one was applied (hf: as before)
+        out << toString(cfg.framework) << " preset, ";
+    out << toString(cfg.mode) << ", " << toString(cfg.dtype);
     if (cfg.mode == Mode::Train)
         out << ", " << toString(cfg.optimizer) << ", loss " << toString(cfg.loss);
     if (cfg.checkpointSegments > 1)

@@ -16,10 +16,11 @@ Training set-up
   --mode train|infer     (default train)
   --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)
   --optimizer sgd|momentum|adam|adamw|adagrad|rmsprop|adadelta|lion|lamb|adam8bit|adafactor|paged-adamw|paged-adamw8bit   (default adam)
-  --loss ce|mse|none|chunked-ce|fused-linear-ce
+  --loss ce|mse|none|chunked-ce|fused-linear-ce|chunked-ce-16
                          loss added after the first output (default ce); chunked-ce: torchtune's
                          CEWithChunkedOutputLoss (8 chunks upcast to fp32 one at a time); fused-linear-ce:
-                         Liger's fused linear cross-entropy (lm_head + loss over token chunks, no logits)
+                         Liger's fused linear cross-entropy (lm_head + loss over token chunks, no logits);
+                         chunked-ce-16: litgpt's chunked_cross_entropy (16-bit logits, no fp32 upcast)
   --checkpoint K         gradient-checkpoint segments (checkpoint_sequential)
   --attention eager|sdpa|flash2|flex
                          attention as Hugging Face's attn_implementation runs it: written out (eager), SDPA's
@@ -39,6 +40,11 @@ Training set-up
   --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
   --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
   --recipe peft-defaults|qlora-paper   LoRA settings in one word
+  --framework hf|torchtune|litgpt
+                         the switches the framework's recipes set, under any flag given (default hf: none);
+                         torchtune: bf16, adamw, chunked-ce, --grad-checkpoint layers, bf16 adapters, no k-bit
+                         prep, NF4 double-quantized; litgpt: bf16, adamw (paged-adamw with --quant), chunked-ce-16,
+                         no checkpointing, bf16 adapters, no k-bit prep
 Hardware
   --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
   --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)

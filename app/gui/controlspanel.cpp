@@ -57,7 +57,7 @@ ControlsPanel::ControlsPanel(QWidget* parent)
       m_capacity(new QDoubleSpinBox(this)), m_gpus(new QSpinBox(this)), m_strategy(new QComboBox(this)),
       m_gpu0Batch(new QSpinBox(this)), m_offload(new QCheckBox(tr("CPU offload"), this)),
       m_allocator(new QComboBox(this)), m_margin(new QSpinBox(this)), m_units(new QComboBox(this)),
-      m_attention(new QComboBox(this)), m_finetune(new FineTunePanel(this))
+      m_attention(new QComboBox(this)), m_framework(new QComboBox(this)), m_finetune(new FineTunePanel(this))
 {
     layoutControls();
     addChoices();
@@ -78,6 +78,7 @@ void ControlsPanel::layoutControls()
     auto* training = new QGroupBox(tr("Training"), this);
     auto* form = new QFormLayout(training);
     form->addRow(tr("Mode:"), m_mode);
+    form->addRow(tr("Framework:"), m_framework);
     form->addRow(tr("Precision:"), m_dtype);
     form->addRow(tr("Optimizer:"), m_optimizer);
     form->addRow(tr("Loss:"), m_loss);
@@ -131,6 +132,8 @@ void ControlsPanel::describeControls()
     m_gpu->setObjectName(QStringLiteral("gpuCombo"));
     m_dtype->setObjectName(QStringLiteral("dtypeCombo"));
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
+    m_framework->setObjectName(QStringLiteral("frameworkCombo"));
+    m_loss->setObjectName(QStringLiteral("lossCombo"));
     m_gpu->setToolTip(tr("The GPU the verdict is for. Every preset's capacity is the device total PyTorch reports "
                          "(torch.cuda.mem_get_info, the \"total capacity\" of its out-of-memory message), a few "
                          "hundred MiB below nvidia-smi's; the CUDA context comes off it."));
@@ -164,6 +167,11 @@ void ControlsPanel::describeControls()
            "scaled_dot_product_attention picks flash, memory-efficient or math by dtype, head size and mask; only "
            "math keeps the [batch, heads, seq, seq] matrix. Eager: written out with matmul and softmax. Flash "
            "Attention 2: 16-bit only, casts fp32 inputs. Flex: flex_attention with a block mask."));
+    m_framework->setToolTip(
+        tr("Sets the switches the framework's recipes use; change any of them afterwards. Hugging Face: none. "
+           "torchtune: bf16, AdamW, chunked cross-entropy, a checkpoint per layer, bf16 adapters, NF4 with "
+           "quantized scales. litgpt: bf16, AdamW (paged with 4-bit weights), 16-bit chunked cross-entropy, no "
+           "checkpointing, bf16 adapters."));
     m_allocator->setToolTip(
         tr("What must fit: the exact allocated peak, or what PyTorch's caching allocator reserves."));
     m_margin->setRange(0, 1 << 20);
@@ -203,6 +211,18 @@ void ControlsPanel::connectControls()
         m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);
         changed();
     });
+    connect(m_framework, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_restoring)
+            return;
+        // the preset written into the controls, which stay the user's to change (the CLI: flags win)
+        headroom::Config c = config();
+        headroom::applyFramework(enumOf<headroom::Framework>(m_framework), c);
+        const QSignalBlocker b1(m_dtype), b2(m_optimizer), b3(m_loss);
+        selectData(m_dtype, static_cast<int>(c.dtype));
+        selectData(m_optimizer, static_cast<int>(c.optimizer));
+        selectData(m_loss, static_cast<int>(c.loss));
+        m_finetune->applyFrameworkSwitches(c.finetune); // its change signal recomputes
+    });
     connect(m_finetune, &FineTunePanel::optimizerRequested, this, [this](headroom::Optimizer o) {
         const QSignalBlocker block(m_optimizer); // the recipe's own change signal follows
         selectData(m_optimizer, static_cast<int>(o));
@@ -237,6 +257,7 @@ void ControlsPanel::addChoices()
     addEnum(m_loss, Loss::None, tr("None (the graph computes it)"));
     addEnum(m_loss, Loss::ChunkedCE, tr("Chunked cross-entropy (torchtune)"));
     addEnum(m_loss, Loss::FusedLinearCE, tr("Fused linear cross-entropy (Liger)"));
+    addEnum(m_loss, Loss::ChunkedCE16, tr("Chunked cross-entropy, 16-bit (litgpt)"));
     selectData(m_optimizer, static_cast<int>(Optimizer::Adam));
     for (const GpuSpec& g : gpuPresets())
         m_gpu->addItem(tr("%1 (%2)").arg(gpuDisplayName(g.name), bytesText(g.capacity, Units::IEC)), qs(g.name));
@@ -254,6 +275,9 @@ void ControlsPanel::addChoices()
     addEnum(m_attention, Attention::Flash2, tr("Flash Attention 2"));
     addEnum(m_attention, Attention::Flex, tr("Flex attention"));
     selectData(m_attention, static_cast<int>(Config{}.attention));
+    addEnum(m_framework, Framework::HF, tr("Hugging Face Trainer / PEFT"));
+    addEnum(m_framework, Framework::Torchtune, tr("torchtune"));
+    addEnum(m_framework, Framework::Litgpt, tr("litgpt"));
     m_units->addItem(tr("IEC (KiB, MiB, GiB)"), static_cast<int>(Units::IEC));
     m_units->addItem(tr("SI (kB, MB, GB)"), static_cast<int>(Units::SI));
 }
@@ -316,6 +340,7 @@ void ControlsPanel::resetModelSettings()
     selectData(m_optimizer, static_cast<int>(d.optimizer));
     selectData(m_loss, static_cast<int>(d.loss));
     selectData(m_attention, static_cast<int>(d.attention));
+    selectData(m_framework, static_cast<int>(d.framework));
     m_checkpoint->setValue(0);
     m_accumulate->setValue(1);
     m_inplace->setChecked(false);
@@ -392,6 +417,7 @@ headroom::Config ControlsPanel::config() const
     c.dtype = enumOf<headroom::DtypePolicy>(m_dtype);
     c.optimizer = enumOf<headroom::Optimizer>(m_optimizer);
     c.loss = enumOf<headroom::Loss>(m_loss);
+    c.framework = enumOf<headroom::Framework>(m_framework);
     c.finetune = m_finetune->fineTune();
     c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();
@@ -451,6 +477,7 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("offload"), m_offload->isChecked());
     s.setValue(QStringLiteral("allocator"), qs(headroom::toString(enumOf<headroom::AllocatorMode>(m_allocator))));
     s.setValue(QStringLiteral("attention"), qs(headroom::toString(enumOf<headroom::Attention>(m_attention))));
+    s.setValue(QStringLiteral("framework"), qs(headroom::toString(enumOf<headroom::Framework>(m_framework))));
     s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
     s.setValue(QStringLiteral("modelKey"), m_modelKey);
@@ -490,6 +517,8 @@ void ControlsPanel::restoreSettings()
         selectData(m_allocator, static_cast<int>(*v));
     if (auto v = headroom::parseAttention(text("attention")))
         selectData(m_attention, static_cast<int>(*v));
+    if (auto v = headroom::parseFramework(text("framework")))
+        selectData(m_framework, static_cast<int>(*v));
     m_margin->setValue(s.value(QStringLiteral("marginMiB"), 0).toInt());
     m_modelKey = s.value(QStringLiteral("modelKey")).toString();
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")

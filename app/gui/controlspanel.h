@@ -93,6 +93,7 @@ private:
     QSpinBox* m_margin;
     QComboBox* m_units;
     QComboBox* m_attention;
+    QComboBox* m_framework;    // a preset of the switches above (headroom::applyFramework)
     FineTunePanel* m_finetune; // declared last: initialised last in the constructor
     std::vector<std::string> m_freeze;
     int m_best = 0;

@@ -223,6 +223,18 @@ void FineTunePanel::resetToDefaults()
     m_quiet = false;
 }
 
+void FineTunePanel::applyFrameworkSwitches(const headroom::FineTune& f)
+{
+    m_quiet = true;
+    m_layerCheckpoint->setChecked(f.layerCheckpoint);
+    m_kbitPrep->setChecked(f.kbitPrep);
+    m_doubleQuant->setChecked(f.doubleQuant);
+    selectData(m_adapterDtype, qs(f.lora.dtype));
+    updateEnabled();
+    m_quiet = false;
+    emit changed();
+}
+
 void FineTunePanel::applyQLoraPaper()
 {
     // Dettmers et al. 2023 (QLoRA), section 4, as the CLI's --recipe qlora-paper: NF4 + double

@@ -39,6 +39,9 @@ public:
     // Full fine-tuning with every LoRA/QLoRA control at its default, without a change signal (a new model).
     void resetToDefaults();
     void applyQLoraPaper();
+    // A framework preset's fine-tuning switches (headroom::applyFramework): per-layer checkpointing, k-bit
+    // preparation, double quantization and the adapters' dtype; one change signal.
+    void applyFrameworkSwitches(const headroom::FineTune& f);
 
     void saveSettings(QSettings& settings) const;
     void restoreSettings(QSettings& settings);

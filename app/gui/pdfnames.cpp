@@ -11,6 +11,7 @@ QString lossName(headroom::Loss l)
     case headroom::Loss::None: return PdfReport::tr("None (the graph computes its loss)");
     case headroom::Loss::ChunkedCE: return PdfReport::tr("Chunked cross-entropy (torchtune, 8 chunks)");
     case headroom::Loss::FusedLinearCE: return PdfReport::tr("Fused linear cross-entropy (Liger)");
+    case headroom::Loss::ChunkedCE16: return PdfReport::tr("Chunked cross-entropy (litgpt, 16-bit, no upcast)");
     }
     return qs(headroom::toString(l));
 }

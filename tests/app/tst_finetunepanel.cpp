@@ -423,6 +423,38 @@ private slots:
         QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::LoRA);
     }
 
+    // The Framework combo writes the preset into the controls (torchtune's lora_single_device recipes: bf16,
+    // AdamW, CEWithChunkedOutputLoss, a checkpoint per layer, bf16 adapters), which stay
+    // the user's to change afterwards, as a CLI flag wins over --framework.
+    void frameworkCombo()
+    {
+        ControlsPanel panel;
+        panel.setModel(loadModel(kLlamaPath));
+        panel.fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
+        QSignalSpy changed(&panel, &ControlsPanel::configChanged);
+        selectData(panel.findChild<QComboBox*>(QStringLiteral("frameworkCombo")), int(Framework::Torchtune));
+        QVERIFY(changed.size() >= 1);
+        Config c = panel.config();
+        QVERIFY(c.framework == Framework::Torchtune);
+        QVERIFY(c.dtype == DtypePolicy::BF16);
+        QVERIFY(c.optimizer == Optimizer::AdamW);
+        QVERIFY(c.loss == Loss::ChunkedCE);
+        QVERIFY(c.finetune.layerCheckpoint);
+        QCOMPARE(c.finetune.lora.dtype, std::string("bf16"));
+        selectData(panel.findChild<QComboBox*>(QStringLiteral("lossCombo")), int(Loss::CrossEntropy));
+        c = panel.config();
+        QVERIFY(c.loss == Loss::CrossEntropy);
+        QVERIFY(c.framework == Framework::Torchtune && c.dtype == DtypePolicy::BF16);
+        // litgpt with 4-bit weights: paged AdamW and its 16-bit chunked loss, no checkpointing
+        panel.fineTunePanel()->setMethod(FineTunePanel::Method::QLoRA);
+        selectData(panel.findChild<QComboBox*>(QStringLiteral("frameworkCombo")), int(Framework::Litgpt));
+        c = panel.config();
+        QVERIFY(c.optimizer == Optimizer::PagedAdamW);
+        QVERIFY(c.loss == Loss::ChunkedCE16);
+        QVERIFY(!c.finetune.layerCheckpoint);
+        QVERIFY(!c.finetune.kbitPrep); // prepare_model_for_kbit_training is PEFT's (shown with 4-bit weights)
+    }
+
     // One meaning of "trainable" in the Model panel: LoRA r=16 on q_proj,v_proj of Llama-3.1-8B trains
     // 32 layers x 16 x ((4096 + 4096) + (4096 + 1024)) = 6,815,744 parameters (PEFT's count), the 8.03 G of
     // the file frozen beside them; a config.json's "no weights" is a note by the name, not a warning.

@@ -90,7 +90,8 @@ bool mayStayUntranslated(const QString& source)
     static const QRegularExpression re(QStringLiteral(
         "^([%\\d\\s.,:;()×·/+\\-–—≥#]|%n|FP32|FP16|BF16|INT8|INT4|SGD|Adam|AdamW|Adagrad|RMSprop|Adadelta|Lion|LAMB|"
         "Adafactor|FSDP|ONNX|SHA-256|GPU|CUDA|CPU|JSON|CSV|PDF|Netron|MACs?|KiB|MiB|GiB|IEC|SI|OK|DDP|ZeRO|Headroom|"
-        "cuBLAS|cuDNN|nvidia-smi|headroom-cli|headroom-probe|B|kB|MB|GB|Op|ops?|\\w+\\.onnx)*$"));
+        "cuBLAS|cuDNN|nvidia-smi|headroom-cli|headroom-probe|B|kB|MB|GB|Op|ops?|\\w+\\.onnx|"
+        "Hugging Face|Trainer|PEFT|torchtune|litgpt)*$"));
     return re.match(source).hasMatch();
 }
 

@@ -153,7 +153,7 @@ check "flash2 in bf16" expect_exit 0 "$data/bert_like.onnx" --attention flash2 -
 check "flash2 prints flash2" python3 -c "import json; assert json.load(open('$tmp/out'))['config']['attention'] == 'flash2'"
 check "flex" expect_exit 0 "$data/bert_like.onnx" --attention flex --json
 check "bad loss is usage" expect_exit 2 "$data/resnet18.onnx" --loss chunked
-for loss in chunked-ce fused-linear-ce; do
+for loss in chunked-ce fused-linear-ce chunked-ce-16; do
     check "loss $loss" expect_exit 0 "$data/hf/llama_small.config.json" --loss $loss --dtype bf16 --json
     check "loss $loss in config" python3 -c "import json; assert json.load(open('$tmp/out'))['config']['loss'] == '$loss'"
 done

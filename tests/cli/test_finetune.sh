@@ -83,6 +83,37 @@ assert p['steps'][0]['needed_after'] <= j['fit']['capacity'], p
 check "llama lora table exits 0" expect_exit 0 "$llama" --gpu "RTX 4090" --lora r=16,targets=q_proj,v_proj --dtype bf16 --set seq=2048
 check "table: to fit" grep -q "^To fit: per-layer checkpointing (-" "$tmp/out"
 check "table: a lone change says it does not fit" grep -q "checkpoint segments (-.*, still does not fit)" "$tmp/out"
+# --framework: the recipe's switches (config.cpp kPresets, from torchtune's *_lora_single_device.yaml and litgpt's
+# finetune/lora.py), under any flag the user gives, wherever it stands
+lq="--batch 2 --set seq=64 --lora r=8,targets=q_proj,v_proj"
+check "torchtune exits 0" expect_exit 0 "$cfg" $lq --framework torchtune --json
+check "torchtune: framework in the config" json_field framework '"torchtune"'
+check "torchtune: bf16" json_field dtype '"bf16"'
+check "torchtune: adamw" json_field optimizer '"adamw"'
+check "torchtune: chunked cross-entropy" json_field loss '"chunked-ce"'
+check "torchtune: checkpoint per layer" json_field grad_checkpoint '"layers"'
+check "torchtune: bf16 adapters" json_field adapter_dtype '"bf16"'
+check "torchtune qlora exits 0" expect_exit 0 "$cfg" $lq --quant nf4 --framework torchtune --json
+check "torchtune qlora: NF4 scales quantized (torchao)" json_field double_quant true
+check "torchtune qlora: no k-bit prep" json_field kbit_prep false
+check "flags win over the preset" expect_exit 0 "$cfg" --loss ce --framework torchtune --dtype amp-bf16 $lq --grad-checkpoint off --json
+check "flags win: loss" json_field loss '"ce"'
+check "flags win: dtype" json_field dtype '"amp-bf16"'
+check "flags win: checkpointing" json_field grad_checkpoint '"off"'
+check "flags win: the rest is the preset's" json_field optimizer '"adamw"'
+check "litgpt qlora exits 0" expect_exit 0 "$cfg" $lq --quant nf4 --framework litgpt --json
+check "litgpt qlora: paged AdamW" json_field optimizer '"paged-adamw"'
+check "litgpt qlora: no checkpointing" json_field grad_checkpoint '"off"'
+check "litgpt qlora: no double quant (bnb.nf4)" json_field double_quant false
+check "litgpt lora: AdamW" expect_exit 0 "$cfg" $lq --framework litgpt --json
+check "litgpt lora: adamw" json_field optimizer '"adamw"'
+check "litgpt lora: chunked_cross_entropy without the upcast" json_field loss '"chunked-ce-16"'
+check "hf: no framework key (outputs as before)" expect_exit 0 "$cfg" $lq --framework hf --json
+check "hf: no framework key" bash -c "! grep -q '\"framework\"' '$tmp/out'"
+check "table names the preset" expect_exit 0 "$cfg" $lq --framework litgpt
+check "table: litgpt preset" grep -q "^Config   litgpt preset, train, bf16, adamw, loss chunked-ce-16" "$tmp/out"
+check "bad framework is usage" expect_exit 2 "$cfg" --framework deepspeed
+check "bad framework: one line naming it" one_line_naming "deepspeed"
 
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -85,6 +85,102 @@ class TestLora : public QObject
     Q_OBJECT
 
 private slots:
+    // --framework presets (config.cpp kPresets) against the frameworks' own recipes: torchtune's
+    // recipes/configs/llama2/7B_lora_single_device.yaml and 7B_qlora_single_device.yaml (dtype: bf16,
+    // torch.optim.AdamW, CEWithChunkedOutputLoss, enable_activation_checkpointing: True; torchao NF4 with
+    // scaler_block_size 256), litgpt's finetune/lora.py (bf16-true, torch.optim.AdamW or bnb.optim.PagedAdamW
+    // under BitsandbytesPrecision, no checkpointing on one device, chunked_cross_entropy without the upcast). `set`
+    // names the switches a user's flag set (PresetSwitch bits): those keep the user's value, the column's expectation
+    // then being the user's.
+    void frameworkPresets_data()
+    {
+        QTest::addColumn<QString>("framework");
+        QTest::addColumn<bool>("quantized");
+        QTest::addColumn<uint>("set");
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<QString>("loss");
+        QTest::addColumn<bool>("layerCheckpoint");
+        QTest::addColumn<bool>("kbitPrep");
+        QTest::addColumn<QString>("adapterDtype");
+        QTest::addColumn<bool>("doubleQuant");
+        // hf sets nothing: Config's defaults stay (fp32, adam, ce, PEFT's fp32 adapters, k-bit prep)
+        QTest::newRow("hf") << "hf" << false << 0u << "fp32"
+                            << "adam"
+                            << "ce" << false << true << "fp32" << false;
+        QTest::newRow("hf qlora") << "hf" << true << 0u << "fp32"
+                                  << "adam"
+                                  << "ce" << false << true << "fp32" << false;
+        QTest::newRow("torchtune lora") << "torchtune" << false << 0u << "bf16"
+                                        << "adamw"
+                                        << "chunked-ce" << true << false << "bf16" << false;
+        QTest::newRow("torchtune qlora") << "torchtune" << true << 0u << "bf16"
+                                         << "adamw"
+                                         << "chunked-ce" << true << false << "bf16" << true;
+        QTest::newRow("litgpt lora") << "litgpt" << false << 0u << "bf16"
+                                     << "adamw"
+                                     << "chunked-ce-16" << false << false << "bf16" << false;
+        QTest::newRow("litgpt qlora") << "litgpt" << true << 0u << "bf16"
+                                      << "paged-adamw"
+                                      << "chunked-ce-16" << false << false << "bf16" << false;
+        // a flag the user gave wins over the preset (the user's values: the test's starting config below)
+        QTest::newRow("torchtune, user dtype+loss")
+            << "torchtune" << false << uint(kPresetDtype | kPresetLoss) << "amp-fp16"
+            << "adamw"
+            << "fused-linear-ce" << true << false << "bf16" << false;
+        QTest::newRow("torchtune, user checkpoint off")
+            << "torchtune" << false << uint(kPresetLayerCheckpoint) << "bf16"
+            << "adamw"
+            << "chunked-ce" << false << false << "bf16" << false;
+        QTest::newRow("litgpt qlora, user optimizer+dq")
+            << "litgpt" << true << uint(kPresetOptimizer | kPresetDoubleQuant) << "bf16"
+            << "adam8bit"
+            << "chunked-ce-16" << false << false << "bf16" << true;
+        QTest::newRow("litgpt, user adapters+kbit")
+            << "litgpt" << true << uint(kPresetAdapterDtype | kPresetKbitPrep) << "bf16"
+            << "paged-adamw"
+            << "chunked-ce-16" << false << true << "fp32" << false;
+    }
+    void frameworkPresets()
+    {
+        QFETCH(QString, framework);
+        QFETCH(bool, quantized);
+        QFETCH(uint, set);
+        QFETCH(QString, dtype);
+        QFETCH(QString, optimizer);
+        QFETCH(QString, loss);
+        QFETCH(bool, layerCheckpoint);
+        QFETCH(bool, kbitPrep);
+        QFETCH(QString, adapterDtype);
+        QFETCH(bool, doubleQuant);
+        const std::optional<Framework> f = parseFramework(framework.toStdString());
+        QVERIFY(f);
+        QCOMPARE(QString::fromLatin1(toString(*f)), framework);
+        Config c;
+        c.finetune.lora.r = 8;
+        if (quantized)
+            c.finetune.quant = Quant::NF4;
+        // what the user's flags gave, for the switches `set` names
+        if (set & kPresetDtype)
+            c.dtype = DtypePolicy::AmpFP16;
+        if (set & kPresetLoss)
+            c.loss = Loss::FusedLinearCE;
+        if (set & kPresetOptimizer)
+            c.optimizer = Optimizer::Adam8bit;
+        if (set & kPresetDoubleQuant)
+            c.finetune.doubleQuant = true;
+        applyFramework(*f, c, set);
+        QVERIFY(c.framework == *f);
+        QCOMPARE(QString::fromLatin1(toString(c.dtype)), dtype);
+        QCOMPARE(QString::fromLatin1(toString(c.optimizer)), optimizer);
+        QCOMPARE(QString::fromLatin1(toString(c.loss)), loss);
+        QCOMPARE(c.finetune.layerCheckpoint, layerCheckpoint);
+        QCOMPARE(c.finetune.kbitPrep, kbitPrep);
+        QCOMPARE(QString::fromStdString(c.finetune.lora.dtype), adapterDtype);
+        QCOMPARE(c.finetune.doubleQuant, doubleQuant);
+        QVERIFY(!parseFramework("deepspeed"));
+    }
+
     void trainableParams_data()
     {
         QTest::addColumn<QString>("config");

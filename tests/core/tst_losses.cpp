@@ -132,8 +132,8 @@ private slots:
         QTest::addColumn<bool>("softcap");
         const QString llama = QStringLiteral("external/meta-llama--Llama-3.1-8B-Instruct.json");
         const QString gemma = QStringLiteral("external/google--gemma-2-2b-it.json");
-        for (const QString& loss :
-             {QStringLiteral("ce"), QStringLiteral("chunked-ce"), QStringLiteral("fused-linear-ce")})
+        for (const QString& loss : {QStringLiteral("ce"), QStringLiteral("chunked-ce"),
+                                    QStringLiteral("fused-linear-ce"), QStringLiteral("chunked-ce-16")})
             for (qint64 seq : {2048, 8192}) {
                 QTest::addRow("llama-3.1-8b %s T=%lld", qPrintable(loss), seq)
                     << llama << loss << seq << qint64{4096} << qint64{128256} << false;
@@ -159,6 +159,8 @@ private slots:
             expected = tanh + 3 * F;
         else if (loss == QLatin1String("chunked-ce")) // end of forward: logits, all log-probs, one fp32 chunk
             expected = tanh + L + F + C;
+        else if (loss == QLatin1String("chunked-ce-16")) // litgpt: logits and all log-probs, both bf16, no upcast
+            expected = tanh + 2 * L;
         else // the logits never exist, the softcap is inside Liger's kernel
             expected = ligerBytes(seq, hidden, vocab, 2);
         QCOMPARE(logitsHighWater(m, e, vocab), expected);

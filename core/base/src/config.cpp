@@ -49,11 +49,12 @@ constexpr std::array<std::pair<Optimizer, std::string_view>, 14> kOptimizers{
      {Optimizer::Custom, "custom"},
      {Optimizer::PagedAdamW, "paged-adamw"},
      {Optimizer::PagedAdamW8bit, "paged-adamw8bit"}}};
-constexpr std::array<std::pair<Loss, std::string_view>, 5> kLosses{{{Loss::CrossEntropy, "ce"},
+constexpr std::array<std::pair<Loss, std::string_view>, 6> kLosses{{{Loss::CrossEntropy, "ce"},
                                                                     {Loss::MSE, "mse"},
                                                                     {Loss::None, "none"},
                                                                     {Loss::ChunkedCE, "chunked-ce"},
-                                                                    {Loss::FusedLinearCE, "fused-linear-ce"}}};
+                                                                    {Loss::FusedLinearCE, "fused-linear-ce"},
+                                                                    {Loss::ChunkedCE16, "chunked-ce-16"}}};
 constexpr std::array<std::pair<Strategy, std::string_view>, 9> kStrategies{{{Strategy::Single, "single"},
                                                                             {Strategy::DDP, "ddp"},
                                                                             {Strategy::DP, "dp"},
@@ -76,6 +77,45 @@ constexpr std::array<std::pair<Attention, std::string_view>, 6> kAttention{{{Att
 constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
 constexpr std::array<std::pair<TorchVersion, std::string_view>, 2> kTorch{
     {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}}};
+constexpr std::array<std::pair<Framework, std::string_view>, 3> kFrameworks{
+    {{Framework::HF, "hf"}, {Framework::Torchtune, "torchtune"}, {Framework::Litgpt, "litgpt"}}};
+
+// What each framework's recipe sets, one row per framework (Framework::HF: nothing, today's defaults).
+struct FrameworkPreset
+{
+    Framework framework;
+    DtypePolicy dtype;
+    Optimizer optimizer;      // LoRA / full fine-tuning
+    Optimizer quantOptimizer; // with quantized base weights (QLoRA)
+    Loss loss;
+    bool layerCheckpoint;
+    bool doubleQuant; // the 4-bit format's scales are themselves quantized
+};
+// torchtune (recipes/lora_finetune_single_device.py with recipes/configs/llama2/7B_lora_single_device.yaml and
+// 7B_qlora_single_device.yaml, the same in the llama3/3.1/mistral/qwen2 single-device configs):
+//  - `dtype: bf16`: the model, adapters included, is built under training.set_default_dtype(bf16) (_setup_model),
+//    weights in bf16 without autocast: DtypePolicy::BF16 and 16-bit adapters;
+//  - `optimizer: torch.optim.AdamW` (fused) for LoRA and QLoRA alike;
+//  - `loss: torchtune.modules.loss.CEWithChunkedOutputLoss` (8 chunks): Loss::ChunkedCE;
+//  - `enable_activation_checkpointing: True`: training.set_activation_checkpointing(model,
+//    auto_wrap_policy={TransformerSelfAttentionLayer}), one checkpoint per decoder layer;
+//  - no prepare_model_for_kbit_training (a PEFT function); QLoRA is qlora_llama2_7b = lora_llama2_7b with
+//    quantize_base=True: LoRALinear's base weight becomes torchao's to_nf4(weight) (block_size 64,
+//    scaler_block_size 256: int8 scalers with one fp32 factor per 256 blocks, bnb's double quantization).
+//    torchao quantizes only the LoRA-wrapped Linears, bnb every Linear but lm_head: that scope is not
+//    modelled (every Linear reads as quantized).
+// litgpt (litgpt/finetune/lora.py; config_hub/finetune/<model>/lora.yaml and qlora.yaml: precision bf16-true):
+//  - bf16-true: weights and adapters in bf16 without autocast: DtypePolicy::BF16;
+//  - torch.optim.AdamW, and bnb.optim.PagedAdamW when the model is quantized (BitsandbytesPrecision);
+//  - no activation checkpointing on one device (only FSDPStrategy's activation_checkpointing_policy={Block});
+//  - `model(input_ids, lm_head_chunk_size=128)` and `chunked_cross_entropy(logits, targets)` (chunk 128, no fp32
+//    upcast: litgpt/utils.py): Loss::ChunkedCE16;
+//  - --quantize bnb.nf4 without -dq: no double quantization.
+constexpr std::array<FrameworkPreset, 3> kPresets{{
+    {Framework::HF, DtypePolicy::FP32, Optimizer::Adam, Optimizer::Adam, Loss::CrossEntropy, false, false},
+    {Framework::Torchtune, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::AdamW, Loss::ChunkedCE, true, true},
+    {Framework::Litgpt, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::PagedAdamW, Loss::ChunkedCE16, false, false},
+}};
 
 } // namespace
 
@@ -97,5 +137,31 @@ std::optional<Attention> parseAttention(std::string_view s) noexcept { return pa
 std::optional<Device> parseDevice(std::string_view s) noexcept { return parseIn(kDevices, s); }
 std::string_view toString(TorchVersion v) noexcept { return nameIn(kTorch, v); }
 std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept { return parseIn(kTorch, s); }
+std::string_view toString(Framework v) noexcept { return nameIn(kFrameworks, v); }
+std::optional<Framework> parseFramework(std::string_view s) noexcept { return parseIn(kFrameworks, s); }
+
+void applyFramework(Framework f, Config& c, uint32_t userSet)
+{
+    c.framework = f;
+    if (f == Framework::HF)
+        return; // Hugging Face Trainer/PEFT: Headroom's own defaults, nothing to set
+    const FrameworkPreset& p = kPresets[static_cast<size_t>(f)];
+    const bool quantized = c.finetune.quant != Quant::None;
+    const auto set = [userSet](uint32_t bit) { return (userSet & bit) == 0; };
+    if (set(kPresetDtype))
+        c.dtype = p.dtype;
+    if (set(kPresetOptimizer))
+        c.optimizer = quantized ? p.quantOptimizer : p.optimizer;
+    if (set(kPresetLoss))
+        c.loss = p.loss;
+    if (set(kPresetLayerCheckpoint))
+        c.finetune.layerCheckpoint = p.layerCheckpoint;
+    if (set(kPresetKbitPrep))
+        c.finetune.kbitPrep = false; // prepare_model_for_kbit_training is PEFT's; neither framework calls it
+    if (set(kPresetAdapterDtype))
+        c.finetune.lora.dtype = "bf16"; // the adapters are built in the model's bf16 (see kPresets)
+    if (set(kPresetDoubleQuant) && quantized)
+        c.finetune.doubleQuant = p.doubleQuant;
+}
 
 } // namespace headroom

@@ -88,6 +88,8 @@ json configJson(const Model& model, const Config& c)
     };
     if (c.optimizer == Optimizer::Custom)
         j["optimizer_bytes"] = c.customOptimizerBytes;
+    if (c.framework != Framework::HF) // only where a preset was applied: every other output stays as it was
+        j["framework"] = toString(c.framework);
     return j;
 }
 

@@ -17,8 +17,8 @@ namespace {
 // Known only for a model built from a config.json (an ONNX file does not say it is trained with `labels=`);
 // fp32 logits (prepare_model_for_kbit_training's fp32 lm_head) make `.float()` return the tensor itself.
 // torchtune's CEWithChunkedOutputLoss.compute_cross_entropy upcasts every chunk (`logits.float()`), whatever
-// the model. The element size is the plan's and the policy's, never the binding's: SimKey::sixteenBit keeps
-// the recorded programs apart per policy class.
+// the model; litgpt's chunked_cross_entropy (Loss::ChunkedCE16) never does. The element size is the plan's and
+// the policy's, never the binding's: SimKey::sixteenBit keeps the recorded programs apart per policy class.
 bool lossUpcasts(const Iteration& w, int o, Loss kind)
 {
     return o >= 0 && activationBytes(w.c.config, w.plan, o, 1) == 2 &&
@@ -39,7 +39,12 @@ void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Los
 {
     int& og = w.gradBuf[static_cast<size_t>(o)];
     w.rec.begin(-1, Phase::Loss);
-    if (kind == Loss::CrossEntropy || kind == Loss::ChunkedCE) {
+    if (kind == Loss::ChunkedCE16 && !lift) {
+        // litgpt: each 128-token chunk's log_softmax backward frees that chunk's log-probabilities as it makes
+        // the chunk's logits gradient (a B x 128 x V transient, not counted)
+        w.rec.decref(lp);
+        og = w.rec.alloc(act(o), Category::Loss, o, 1);
+    } else if (kind == Loss::CrossEntropy || kind == Loss::ChunkedCE || kind == Loss::ChunkedCE16) {
         const SizeRef g32 = kind == Loss::ChunkedCE ? of(SizeRef::Kind::LossChunk, o) : lpBytes;
         const int glp = w.rec.alloc(g32, Category::Loss, o, 1);
         if (lift) {
@@ -201,7 +206,7 @@ void loss(Iteration& w)
         w.gradBuf.assign(w.nT, -1);
         return;
     }
-    const bool ce = kind == Loss::CrossEntropy || kind == Loss::ChunkedCE;
+    const bool ce = kind == Loss::CrossEntropy || kind == Loss::ChunkedCE || kind == Loss::ChunkedCE16;
     const bool amp = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     const bool upcast = !amp && lossUpcasts(w, o, kind);
     // torchtune's log-probabilities are fp32 whatever the output (compute_cross_entropy's `.float()`)

@@ -33,7 +33,11 @@ enum class Optimizer : uint8_t {
 // logits exists at once). FusedLinearCE: Liger's LigerFusedLinearCrossEntropyLoss
 // (liger_kernel/ops/fused_linear_cross_entropy.py): lm_head and loss in one function over token chunks, the
 // logits never materialised, the hidden states' gradient computed in forward (timeline/loss.cpp).
-enum class Loss : uint8_t { CrossEntropy, MSE, None, ChunkedCE, FusedLinearCE };
+// ChunkedCE16: litgpt's chunked_cross_entropy (litgpt/utils.py) on the logits litgpt's GPT.forward makes with
+// lm_head_chunk_size=128 (finetune/lora.py): cross_entropy per 128-token chunk on the 16-bit logits as they are,
+// no fp32 upcast; every chunk's logits and log-probabilities are kept, so it is cross-entropy without the
+// upcast transformers' ForCausalLMLoss does.
+enum class Loss : uint8_t { CrossEntropy, MSE, None, ChunkedCE, FusedLinearCE, ChunkedCE16 };
 // FSDPNoShard: FSDP with ShardingStrategy.NO_SHARD (flat parameters, nothing sharded; Answer.AI's "ddp").
 enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP, FSDPNoShard };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
@@ -48,6 +52,10 @@ enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
 // is_torch_sdpa_available: torch >= 2.1.1), and ONNX exports keep the fused reading they always had; with
 // TorchVersion::V1_13 there is no SDPA, so it runs as Eager (engine_plan.cpp planOptions).
 enum class Attention : uint8_t { Fused, Math, Flash2, Flex, SDPA = Fused, Eager = Math };
+// The training framework whose recipes set the switches (applyFramework): Hugging Face Trainer/PEFT is the
+// default and sets nothing; torchtune's single-device LoRA/QLoRA recipes and litgpt's finetune/lora.py are
+// presets of the individual switches they are made of (docs/DESIGN.md "Frameworks").
+enum class Framework : uint8_t { HF, Torchtune, Litgpt };
 // Where autograd runs: the rules that differ between PyTorch's CUDA and CPU kernels (cuDNN RNN vs the
 // native per-step cells). Headroom targets a CUDA GPU; CPU reproduces the CPU truth of the corpus.
 enum class Device : uint8_t { CUDA, CPU };
@@ -90,7 +98,8 @@ struct Config
     Attention attention = Attention::Fused;
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
-    FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
+    Framework framework = Framework::HF; // the preset applied (applyFramework); printed beside the config
+    FineTune finetune;                   // LoRA (applied at load: LoadOptions::lora) and QLoRA
     // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
     // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
     double hotExpertShare = 0;
@@ -109,6 +118,7 @@ std::string_view toString(AllocatorMode v) noexcept;
 std::string_view toString(Attention v) noexcept;
 std::string_view toString(Device v) noexcept;
 std::string_view toString(TorchVersion v) noexcept;
+std::string_view toString(Framework v) noexcept;
 std::optional<Mode> parseMode(std::string_view s) noexcept;
 std::optional<DtypePolicy> parseDtype(std::string_view s) noexcept;
 std::optional<Optimizer> parseOptimizer(std::string_view s) noexcept;
@@ -118,5 +128,21 @@ std::optional<AllocatorMode> parseAllocator(std::string_view s) noexcept;
 std::optional<Attention> parseAttention(std::string_view s) noexcept;
 std::optional<Device> parseDevice(std::string_view s) noexcept;
 std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept;
+std::optional<Framework> parseFramework(std::string_view s) noexcept;
+
+// The switches a framework preset sets; a caller names the ones the user set explicitly so those stay.
+enum PresetSwitch : uint32_t {
+    kPresetDtype = 1,
+    kPresetOptimizer = 2,
+    kPresetLoss = 4,
+    kPresetLayerCheckpoint = 8,
+    kPresetKbitPrep = 16,
+    kPresetAdapterDtype = 32,
+    kPresetDoubleQuant = 64,
+};
+// Sets c.framework and every switch of its preset that `userSet` (PresetSwitch bits) does not name, from the
+// framework's own recipe (config.cpp cites each). Call it after the finetune settings are known: a quantized
+// run picks its recipe's QLoRA optimizer. Framework::HF sets nothing.
+void applyFramework(Framework f, Config& c, uint32_t userSet = 0);
 
 } // namespace headroom
