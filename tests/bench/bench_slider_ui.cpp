@@ -87,8 +87,29 @@ QTemporaryDir& tempDir()
     return dir;
 }
 
+// Issue 24: a MoE config.json must tick as fast as the dense model of the same depth and width. Mixtral-8x7B
+// against Mistral-7B-v0.1 (32 layers, hidden 4096, 32/8 heads, 14336 wide, vocab 32000), as bench_import's
+// BM_TickPlanConfig compares the engine alone.
+QString mistral7bConfig()
+{
+    const QString path = tempDir().filePath(QStringLiteral("mistral7b.config.json"));
+    if (!QFile::exists(path)) {
+        QFile f(path);
+        f.open(QIODevice::WriteOnly);
+        f.write(R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+        "max_position_embeddings": 32768, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": false,
+        "sliding_window": 4096, "torch_dtype": "bfloat16"})");
+    }
+    return path;
+}
+
 QString modelFile(int which)
 {
+    if (which == 3)
+        return mistral7bConfig();
+    if (which == 4)
+        return QStringLiteral(HEADROOM_TEST_DATA "/moe/Mixtral-8x7B-v0.1.config.json");
     if (which == 0)
         return QStringLiteral(HEADROOM_TEST_DATA "/resnet50.onnx");
     if (which == 2) {
@@ -300,8 +321,8 @@ void BM_Open(benchmark::State& state)
 
 } // namespace
 
-// Args: model (0 resnet50, 1 10k-node transformer, 2 100k-node chain at seq 128), visible tab (0 layers,
-// 2 timeline).
+// Args: model (0 resnet50, 1 10k-node transformer, 2 100k-node chain at seq 128, 3 Mistral-7B config.json,
+// 4 Mixtral-8x7B config.json), visible tab (0 layers, 2 timeline).
 BENCHMARK(BM_SliderDrag)
     ->Args({0, 0})
     ->Args({0, 2})
@@ -309,9 +330,14 @@ BENCHMARK(BM_SliderDrag)
     ->Args({1, 2})
     ->Args({2, 0})
     ->Args({2, 2})
+    ->Args({3, 0})
+    ->Args({4, 0})
+    ->Args({3, 2})
+    ->Args({4, 2})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Open)->Args({0, 0})->Args({2, 0})->Args({2, 2})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Open)->Args({0, 0})->Args({2, 0})->Args({2, 2})->Args({3, 0})->Args({4, 0})->Iterations(1)->Unit(
+    benchmark::kMillisecond);
 
 int main(int argc, char** argv)
 {
