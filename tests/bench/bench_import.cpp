@@ -1,5 +1,6 @@
 // Import benchmarks (docs/BENCHMARKS.md "Import"): targets resnet50 < 100 ms, 10k-node transformer < 1 s,
 // every tensor size for a new batch < 1 ms.
+#include "headroom/hardware/multigpu.h"
 #include "headroom/import/synthetic.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
@@ -128,6 +129,28 @@ void BM_TickPlanConfig(benchmark::State& state, bool moe)
 }
 BENCHMARK_CAPTURE(BM_TickPlanConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TickPlanConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
+
+// A sequence-length (or any non-batch) slider tick also searches the max batch again (app/gui/session.cpp
+// knownMaxBatch: reused only while the batch alone changes). On a device large enough for both models to fit,
+// the search does its whole work: the worst case of such a tick.
+void BM_SearchConfig(benchmark::State& state, bool moe)
+{
+    const headroom::Model m = headroom::loadModel(moe ? kMixtral : mistral7b());
+    headroom::Config c;
+    c.dtype = headroom::DtypePolicy::MixedBF16;
+    c.symbols = m.defaultBindings();
+    c.gpu.name = "4 TB";
+    c.gpu.capacity = int64_t(4) << 40;
+    const headroom::EnginePlan plan = headroom::makePlan(m, c);
+    int64_t batch = 0;
+    for (auto _ : state) {
+        batch = headroom::maxGlobalBatch(plan, c);
+        benchmark::DoNotOptimize(batch);
+    }
+    state.counters["max_batch"] = static_cast<double>(batch);
+}
+BENCHMARK_CAPTURE(BM_SearchConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
 
 // Building the plan (once per model and freeze/precision class: on open and when such a setting changes).
 void BM_PlanConfig(benchmark::State& state, bool moe)
