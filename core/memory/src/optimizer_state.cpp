@@ -91,3 +91,96 @@ int64_t pagedOptimizerBytes(const Config& config, int64_t numel)
 }
 
 } // namespace headroom
+
+namespace headroom {
+
+// Which optimizers create their state at the first step() rather than at construction, and how many
+// tensors per parameter they create (the table below: optimizerStateParts fills that many, in that order).
+//   torch Adam / AdamW (torch/optim/adam.py, adamw.py _init_group): exp_avg, exp_avg_sq, each
+//     torch.zeros_like(p, memory_format=torch.preserve_format), on the step that first sees p.grad;
+//   SGD with momentum (sgd.py _single/_multi_tensor_sgd): momentum_buffer = torch.clone(grad).detach();
+//   RMSprop (rmsprop.py _init_group): square_avg, then momentum_buffer (momentum > 0), then grad_avg
+//     (centered); Adadelta (adadelta.py _init_group): square_avg, acc_delta;
+//   Lion (lion-pytorch Lion.step): exp_avg; LAMB (torch_optimizer / apex: Adam's two moments in step);
+//   bitsandbytes Optimizer2State.init_state (bitsandbytes/optim/optimizer.py, called from
+//     Optimizer8bit.step when len(state) == 0): state1, state2 (get_state_buffer), then absmax1, absmax2
+//     (blockwise 8-bit: ceil(numel / 256) fp32 each); paged buffers (numel >= 1e5) are not the allocator's;
+//   transformers' Adafactor (optimization.py Adafactor.step, len(state) == 0): exp_avg_sq_row and
+//     exp_avg_sq_col for a factored matrix, else exp_avg_sq (beta1 None: no exp_avg).
+// Adagrad is eager: its __init__ fills state["sum"] = torch.full_like(p, initial_accumulator_value)
+// (torch/optim/adagrad.py), so its state exists before the first step as the model's weights do. A custom
+// optimizer's layout and timing cannot be told: it keeps the state allocated at the start.
+int optimizerStatePartCount(Optimizer optimizer) noexcept
+{
+    switch (optimizer) {
+    case Optimizer::Momentum:
+    case Optimizer::Lion: return 1;
+    case Optimizer::Adam:
+    case Optimizer::AdamW:
+    case Optimizer::Adadelta:
+    case Optimizer::LAMB:
+    case Optimizer::Adafactor: return 2;
+    case Optimizer::RMSprop: return 3;
+    case Optimizer::Adam8bit:
+    case Optimizer::PagedAdamW8bit:
+    case Optimizer::PagedAdamW: return 4;
+    case Optimizer::SGD:
+    case Optimizer::Adagrad:
+    case Optimizer::Custom: return 0;
+    }
+    return 0;
+}
+
+// The bytes of each state tensor of one parameter, in creation order; they add up to optimizerStateBytes
+// less pagedOptimizerBytes (what the caching allocator holds).
+void optimizerStateParts(const Config& config, const std::vector<int64_t>& dims, int64_t numel,
+                         std::array<int64_t, kStateParts>& parts)
+{
+    parts.fill(0);
+    const int64_t n = std::max<int64_t>(numel, 0);
+    const bool pure16 = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16;
+    const int64_t moment = checkedMul(n, pure16 ? 2 : 4).value_or(0); // zeros_like(p) or fp32
+    switch (config.optimizer) {
+    case Optimizer::Momentum:
+    case Optimizer::Lion: parts[0] = moment; return;
+    case Optimizer::Adam:
+    case Optimizer::AdamW:
+    case Optimizer::Adadelta:
+    case Optimizer::LAMB: parts[0] = parts[1] = moment; return;
+    case Optimizer::RMSprop:
+        parts[0] = moment;
+        parts[1] = config.rmspropMomentum ? moment : 0;
+        parts[2] = config.rmspropCentered ? moment : 0;
+        return;
+    case Optimizer::Adafactor:
+        if (dims.size() >= 2) {
+            const int64_t rows = dims[dims.size() - 2], cols = dims.back();
+            const int64_t batch = rows * cols > 0 ? n / (rows * cols) : 0;
+            const int64_t elem = pure16 ? 2 : 4;
+            parts[0] = batch * rows * elem;
+            parts[1] = batch * cols * elem;
+        } else {
+            parts[0] = moment;
+        }
+        return;
+    case Optimizer::PagedAdamW: {
+        const int64_t one = pagedOptimizerBytes(config, n) > 0 ? 0 : checkedMul(n, 4).value_or(0);
+        parts[0] = parts[1] = one;
+        return;
+    }
+    case Optimizer::Adam8bit:
+    case Optimizer::PagedAdamW8bit:
+        if (n < 4096) {
+            parts[0] = parts[1] = n * 4;
+            return;
+        }
+        parts[0] = parts[1] = pagedOptimizerBytes(config, n) > 0 ? 0 : n;
+        parts[2] = parts[3] = (n + 255) / 256 * 4;
+        return;
+    case Optimizer::SGD:
+    case Optimizer::Adagrad:
+    case Optimizer::Custom: return;
+    }
+}
+
+} // namespace headroom
