@@ -202,46 +202,6 @@ private slots:
                  qPrintable(QStringLiteral("reserved median |error| %1 %").arg(median(errs), 0, 'f', 1)));
     }
 
-    // What the optimizer's state adds to the reserved figure: max_reserved with Adam less max_reserved with
-    // SGD at the same model, batch, sequence and dtype (the truth has 16 such pairs). The difference cancels
-    // what both runs share (the cuDNN workspaces, the activations' own cache), so it isolates the state:
-    // created by the first step() in the blocks backward freed, then the second step's new segments
-    // (optimizer_step.cpp firstStepAllocOps). Median within 1 % of the Adam run's figure (it was 2.8 % while
-    // the state was one block allocated before the first step).
-    void reservedOptimizerShare()
-    {
-        std::map<std::string, std::pair<const nlohmann::json*, const nlohmann::json*>> pairs; // sgd, adam
-        const auto pts = lines("h100-points.jsonl");
-        for (const nlohmann::json& p : pts) {
-            const std::string opt = p["optimizer"].get<std::string>();
-            if (opt != "sgd" && opt != "adam")
-                continue;
-            const std::string key = p["model"].get<std::string>() + "/" + std::to_string(p["batch"].get<int64_t>()) +
-                                    "/" + p["seq"].dump() + "/" + p["dtype"].get<std::string>();
-            (opt == "sgd" ? pairs[key].first : pairs[key].second) = &p;
-        }
-        std::vector<double> errs;
-        for (const auto& [key, pr] : pairs) {
-            if (!pr.first || !pr.second)
-                continue;
-            const nlohmann::json& sgd = *pr.first;
-            const nlohmann::json& adam = *pr.second;
-            const int64_t hSgd = evaluate(model(sgd["model"].get<std::string>()),
-                                          configFor(sgd, sgd["batch"].get<int64_t>()))
-                                     .memory.reservedPeak;
-            const int64_t hAdam = evaluate(model(adam["model"].get<std::string>()),
-                                           configFor(adam, adam["batch"].get<int64_t>()))
-                                      .memory.reservedPeak;
-            const int64_t truth = adam["max_reserved"].get<int64_t>() - sgd["max_reserved"].get<int64_t>();
-            errs.push_back(std::fabs(100.0 * static_cast<double>((hAdam - hSgd) - truth) /
-                                     static_cast<double>(adam["max_reserved"].get<int64_t>())));
-        }
-        QVERIFY(errs.size() >= 16);
-        QVERIFY2(
-            median(errs) <= 1.0,
-            qPrintable(QStringLiteral("state's reserved share: median |error| %1 %").arg(median(errs), 0, 'f', 2)));
-    }
-
     void maxBatch_data()
     {
         QTest::addColumn<int>("index");

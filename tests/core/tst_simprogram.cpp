@@ -127,10 +127,8 @@ private slots:
     }
 
     // The reserved peak comes from the program's allocator stream (replayOps), on a second thread for a deep
-    // graph and without any events for a light evaluation: with an optimizer that has no state it must be
-    // what replaying the evaluation's own events through the allocator model gives (the definition), for both
-    // non-exact allocators. With Adam the stream holds two steps, the state created at the first one's
-    // optimizer step (optimizer_step.cpp firstStepAllocOps): every path must still give the same figure.
+    // graph and without any events for a light evaluation: it must be what replaying the evaluation's own
+    // events through the allocator model gives (the definition), for both non-exact allocators.
     void reservedPeakIsTheEventsReplay_data()
     {
         QTest::addColumn<QString>("file"); // under tests/data, or "deep" for a 24k-node residual chain
@@ -154,25 +152,20 @@ private slots:
         c.allocator = AllocatorMode(allocator);
         c.inplace = inplace;
         c.gpu = customGpu(int64_t(80) << 30);
-        for (Optimizer opt : {Optimizer::SGD, Optimizer::Adam}) {
-            c.optimizer = opt;
-            const EnginePlan plan = makePlan(m, c);
-            for (int64_t batch : {int64_t(1), int64_t(4), int64_t(9)}) {
-                if (m.batchSymbol >= 0)
-                    c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
-                const Evaluation e = evaluate(plan, c);
-                if (file == "deep")
-                    QVERIFY(e.events.size() > 20000); // past the threshold for the second thread
-                AllocatorOptions o;
-                o.preallocated = c.gpu.workspace;
-                const int64_t expected = opt == Optimizer::SGD
-                                             ? std::max(e.memory.peak, replay(e.events, c.allocator, o).reservedPeak)
-                                             : e.memory.reservedPeak;
-                QCOMPARE(e.memory.reservedPeak, expected);
-                QVERIFY(e.memory.reservedPeak > e.memory.peak); // the caching effect is there to be got wrong
-                QCOMPARE(evaluateLight(plan, c).memory.reservedPeak, expected);
-                QCOMPARE(evaluateLightWithEvents(plan, c).memory.reservedPeak, expected);
-            }
+        const EnginePlan plan = makePlan(m, c);
+        for (int64_t batch : {int64_t(1), int64_t(4), int64_t(9)}) {
+            if (m.batchSymbol >= 0)
+                c.symbols[static_cast<size_t>(m.batchSymbol)] = batch;
+            const Evaluation e = evaluate(plan, c);
+            if (file == "deep")
+                QVERIFY(e.events.size() > 20000); // past the threshold for the second thread
+            AllocatorOptions o;
+            o.preallocated = c.gpu.workspace;
+            const int64_t expected = std::max(e.memory.peak, replay(e.events, c.allocator, o).reservedPeak);
+            QCOMPARE(e.memory.reservedPeak, expected);
+            QVERIFY(e.memory.reservedPeak > e.memory.peak); // the caching effect is there to be got wrong
+            QCOMPARE(evaluateLight(plan, c).memory.reservedPeak, expected);
+            QCOMPARE(evaluateLightWithEvents(plan, c).memory.reservedPeak, expected);
         }
     }
 };

@@ -100,8 +100,6 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         }
         return *c;
     };
-    if (train && optimizerStatePartCount(config.optimizer) > 0)
-        s.stateParts.assign(p.trainable.size() * kStateParts, 0);
     for (size_t pi = 0; pi < p.trainable.size(); ++pi) {
         const int t = p.trainable[pi];
         const std::vector<int64_t>& dims = p.trainableDims[pi];
@@ -145,12 +143,6 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             const int64_t paged = pagedOptimizerBytes(oc, p.trainableDimsNumel[pi]);
             s.persistentOptimizer += optimizerStateBytes(oc, dims, p.trainableDimsNumel[pi]) - paged;
             s.pagedOptimizer += paged;
-            if (!s.stateParts.empty()) {
-                std::array<int64_t, kStateParts> parts{};
-                optimizerStateParts(oc, dims, p.trainableDimsNumel[pi], parts);
-                std::copy(parts.begin(), parts.end(),
-                          s.stateParts.begin() + static_cast<std::ptrdiff_t>(pi * kStateParts));
-            }
             // fp32 adapters need no fp32 master copy
             if ((config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16) && adapterElem != 4)
                 s.master += checkedMul(n, 4).value_or(0);

@@ -4,7 +4,6 @@
 #include "headroom/memory/engine.h"
 #include "headroom/shapes/shapes.h"
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -171,13 +170,6 @@ bool isAdapterTensor(const Tensor& tensor);
 int64_t dimsNumel(const std::vector<int64_t>& dims);
 int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& dims, int64_t numel);
 int64_t pagedOptimizerBytes(const Config& config, int64_t numel);
-// The optimizer's first step (optimizer_state.cpp): how many state tensors per parameter it creates lazily
-// (0: none, or created at construction), and their bytes in creation order (the rest 0); the parts add up
-// to optimizerStateBytes less pagedOptimizerBytes.
-constexpr int kStateParts = 4;
-int optimizerStatePartCount(Optimizer optimizer) noexcept;
-void optimizerStateParts(const Config& config, const std::vector<int64_t>& dims, int64_t numel,
-                         std::array<int64_t, kStateParts>& parts);
 // Fine-tuning precision (finetune/precision.cpp): each activation's element size where PEFT's dtype casts
 // and prepare_model_for_kbit_training's fp32 parameters make it differ from the policy (before the units
 // are built), and the per-unit consequences (a LoRA cast that copies, bitsandbytes' compute-dtype copies).
@@ -226,9 +218,6 @@ struct Sizes
     // per tensor (params): stored bytes as the step holds them (quantized, kbit-prep fp32, fp32 adapters);
     // the per-block replay and persistentWeights must agree on them
     std::vector<int64_t> weightBytes;
-    // per trainable index x kStateParts: the state tensors an optimizer creates at its first step
-    // (optimizerStateParts), empty unless it creates them lazily
-    std::vector<int64_t> stateParts;
 };
 SimResult simulate(const PlanData& plan, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
                    const SimOptions& options);

@@ -61,7 +61,7 @@ void setup(Iteration& w)
     if (w.rec.positive(of(SizeRef::Kind::Master)))
         w.rec.alloc(of(SizeRef::Kind::Master), Category::MasterWeights, -1, 1);
     if (w.rec.positive(of(SizeRef::Kind::PersistentOptimizer)))
-        w.rec.stateCreatedLazily(w.rec.alloc(of(SizeRef::Kind::PersistentOptimizer), Category::Optimizer, -1, 1));
+        w.rec.alloc(of(SizeRef::Kind::PersistentOptimizer), Category::Optimizer, -1, 1);
     holdAccumulatedGradients(w);
     for (int t : w.model.inputs) {
         const int rt = w.root(t);

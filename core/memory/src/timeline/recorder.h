@@ -79,10 +79,6 @@ public:
                 m_p.liveAtEnd.push_back(static_cast<int>(i));
         if (!m_p.key.events)
             return;
-        if (m_p.stateBuffer >= 0) {
-            firstStepAllocOps(m_c, m_p);
-            return;
-        }
         m_p.allocOps.reserve(m_p.events + m_p.liveAtEnd.size());
         for (const SimOp& op : m_p.ops)
             if (op.kind == SimOp::Kind::Alloc)
@@ -120,12 +116,6 @@ public:
         return pos;
     }
     void recomputes(int unit) { m_p.recomputed.push_back(unit); }
-    // The optimizer state's buffer, when the optimizer creates it at its first step (SimProgram::stateBuffer).
-    void stateCreatedLazily(int id)
-    {
-        if (m_p.key.train && optimizerStatePartCount(m_p.key.optimizer) > 0)
-            m_p.stateBuffer = id;
-    }
 
 private:
     const SimContext& m_c;

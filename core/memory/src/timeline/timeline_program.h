@@ -56,7 +56,6 @@ struct SizeRef
         OptimizerTemp,   // a foreach optimizer's temporary for parameter `index` (-1: all of them)
         LossChunk,       // one of torchtune's output chunks of output `index` in fp32 (loss.cpp)
         LinearLossChunk, // Liger's transient logits chunk of the lm_head output `index` (loss.cpp)
-        OptimizerState,  // Sizes::stateParts[index]: one state tensor the first step creates (optimizer_step.cpp)
     };
     Kind kind = Kind::Activation;
     int index = -1;
@@ -105,9 +104,6 @@ struct SimProgram
     // freeing buffer id (replayOps). Kept when key.events: a full evaluation replays the allocator from it
     // on a second core while the walk below runs (issue 16).
     std::vector<int32_t> allocOps;
-    // The PersistentOptimizer buffer when the optimizer creates its state lazily (-1: none): allocOps then
-    // hold two steps, the first without it (firstStepAllocOps).
-    int stateBuffer = -1;
     // Guards: the binding-dependent decisions the walk took, and what they answered.
     std::vector<const SavedItem*> activeItems;
     std::vector<uint8_t> activeAnswers;
@@ -130,9 +126,6 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref);
 // loss.cpp: the chunked losses' chunk sizes (SizeRef::Kind::LossChunk, LinearLossChunk)
 int64_t lossChunkBytes(const SimContext& c, const SizeRef& ref);
 bool guardsHold(const SimContext& c, const SimProgram& program);
-// optimizer_step.cpp: allocOps for the run's first two steps, the optimizer state created at the first step's
-// optimizer step (program.stateBuffer >= 0; Recorder::finish).
-void firstStepAllocOps(const SimContext& c, SimProgram& program);
 // timeline.cpp: one structural walk of the iteration (the phases above).
 SimProgram recordIteration(const SimContext& c, const SimOptions& options);
 // timeline_replay.cpp: the figures of a recorded program at the context's sizes (bytes: each buffer's,
