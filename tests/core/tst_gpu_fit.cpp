@@ -1,6 +1,7 @@
 // The engine, the allocator model and the fit against PyTorch 2.11 on an H100 80GB (tests/data/gpu):
 //  - every training step's allocated peak (memory.peak vs max_allocated) within 10 %, their median within 5 %;
 //  - the reserved peak (memory.reserved_peak vs max_reserved): median error within 5 %;
+//  - the optimizer state's share of it (Adam's max_reserved less SGD's): median within 1 % (expected failure);
 //  - the four max batches: not above the first batch that ran out of memory, within [-5 %, +1 %] of the
 //    largest batch that ran;
 //  - the H100 preset: PyTorch's capacity and the memory outside the allocator as measured.
@@ -200,6 +201,51 @@ private slots:
         }
         QVERIFY2(median(errs) <= 5.0,
                  qPrintable(QStringLiteral("reserved median |error| %1 %").arg(median(errs), 0, 'f', 1)));
+    }
+
+    // What the optimizer's state adds to the reserved figure: max_reserved with Adam less max_reserved with
+    // SGD at the same model, batch, sequence and dtype (the truth has 16 such pairs). The difference cancels
+    // what both runs share (the cuDNN workspaces, the activations' own cache), so it isolates the state:
+    // created by the first step() in the blocks backward freed, then the second step's new segments. Median
+    // within 1 % of the Adam run's figure: 2.8 % today, with the state one block allocated before one steady
+    // step; 0.1 % with the first step replayed (commit 42ad655, not adopted: docs/ACCURACY.md, "The
+    // optimizer's first step").
+    void reservedOptimizerShare()
+    {
+        std::map<std::string, std::pair<const nlohmann::json*, const nlohmann::json*>> pairs; // sgd, adam
+        const auto pts = lines("h100-points.jsonl");
+        for (const nlohmann::json& p : pts) {
+            const std::string opt = p["optimizer"].get<std::string>();
+            if (opt != "sgd" && opt != "adam")
+                continue;
+            const std::string key = p["model"].get<std::string>() + "/" + std::to_string(p["batch"].get<int64_t>()) +
+                                    "/" + p["seq"].dump() + "/" + p["dtype"].get<std::string>();
+            (opt == "sgd" ? pairs[key].first : pairs[key].second) = &p;
+        }
+        std::vector<double> errs;
+        for (const auto& [key, pr] : pairs) {
+            if (!pr.first || !pr.second)
+                continue;
+            const nlohmann::json& sgd = *pr.first;
+            const nlohmann::json& adam = *pr.second;
+            const int64_t hSgd = evaluate(model(sgd["model"].get<std::string>()),
+                                          configFor(sgd, sgd["batch"].get<int64_t>()))
+                                     .memory.reservedPeak;
+            const int64_t hAdam = evaluate(model(adam["model"].get<std::string>()),
+                                           configFor(adam, adam["batch"].get<int64_t>()))
+                                      .memory.reservedPeak;
+            const int64_t truth = adam["max_reserved"].get<int64_t>() - sgd["max_reserved"].get<int64_t>();
+            errs.push_back(std::fabs(100.0 * static_cast<double>((hAdam - hSgd) - truth) /
+                                     static_cast<double>(adam["max_reserved"].get<int64_t>())));
+        }
+        QVERIFY(errs.size() >= 16);
+        QEXPECT_FAIL("",
+                     "the optimizer state is one block allocated before one steady step; PyTorch creates it at the "
+                     "first step() in the blocks backward freed (docs/ACCURACY.md, \"The optimizer's first step\")",
+                     Continue);
+        QVERIFY2(
+            median(errs) <= 1.0,
+            qPrintable(QStringLiteral("state's reserved share: median |error| %1 %").arg(median(errs), 0, 'f', 2)));
     }
 
     void maxBatch_data()
