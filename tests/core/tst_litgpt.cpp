@@ -85,6 +85,8 @@ private slots:
         Config kept;
         applyFramework(Framework::Litgpt, kept, kPresetModelCode);
         QCOMPARE(kept.modelCode, ModelCode::Transformers);
+        QCOMPARE(presetModelCode(Framework::Litgpt), ModelCode::Litgpt); // the GUI's (controlspanel.cpp config())
+        QCOMPARE(presetModelCode(Framework::HF), ModelCode::Transformers);
     }
 
     void blockSavedAgainstTorch_data()

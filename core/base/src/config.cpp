@@ -146,6 +146,8 @@ std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept { ret
 std::string_view toString(Framework v) noexcept { return nameIn(kFrameworks, v); }
 std::optional<Framework> parseFramework(std::string_view s) noexcept { return parseIn(kFrameworks, s); }
 
+ModelCode presetModelCode(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].modelCode; }
+
 void applyFramework(Framework f, Config& c, uint32_t userSet)
 {
     c.framework = f;

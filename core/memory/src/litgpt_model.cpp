@@ -29,7 +29,9 @@
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
-// qkv read as PEFT's one query_key_value adapter (all parts: no zero_pad).
+// qkv read as PEFT's one query_key_value adapter (all parts: no zero_pad). Rules 1 and 2 find the attention
+// by its fused SDPA unit, which is how lit-gpt always runs it (F.scaled_dot_product_attention, or flash_attn_func
+// when installed): with --attention eager, not a lit-gpt configuration, only rule 3 applies.
 #include "engine_internal.h"
 
 #include <algorithm>

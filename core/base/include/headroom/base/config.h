@@ -151,5 +151,8 @@ enum PresetSwitch : uint32_t {
 // framework's own recipe (config.cpp cites each). Call it after the finetune settings are known: a quantized
 // run picks its recipe's QLoRA optimizer. Framework::HF sets nothing but the model code (transformers').
 void applyFramework(Framework f, Config& c, uint32_t userSet = 0);
+// The model code a framework's preset sets (no flag sets it alone: a front end that builds a Config from its
+// controls takes it from the framework chosen).
+ModelCode presetModelCode(Framework f) noexcept;
 
 } // namespace headroom
