@@ -11,6 +11,7 @@
 #include <QTest>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>

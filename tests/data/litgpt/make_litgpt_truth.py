@@ -196,9 +196,8 @@ class Block(nn.Module):  # lit_gpt/model.py Block.forward (parallel_residual Fal
 def measure(B, T):
     wte = nn.Embedding(VOCAB, N_EMBD)
     blocks = nn.ModuleList(Block() for _ in range(N_LAYER))
-    for p in list(wte.parameters()) + list(blocks.parameters()):  # mark_only_lora_as_trainable
-        p.requires_grad = "lora_" in [n for n, q in list(wte.named_parameters()) + list(blocks.named_parameters())
-                                      if q is p][0]
+    for n, p in list(wte.named_parameters()) + list(blocks.named_parameters()):  # mark_only_lora_as_trainable
+        p.requires_grad = "lora_" in n
     cos, sin = build_rope_cache(T, HEAD_SIZE, torch.float32)
     frozen = {t.storage().data_ptr() for t in list(wte.parameters()) + list(blocks.parameters()) + [cos, sin]}
     saved, keep, active = {}, [], [False]
