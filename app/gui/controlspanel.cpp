@@ -418,6 +418,7 @@ headroom::Config ControlsPanel::config() const
     c.optimizer = enumOf<headroom::Optimizer>(m_optimizer);
     c.loss = enumOf<headroom::Loss>(m_loss);
     c.framework = enumOf<headroom::Framework>(m_framework);
+    c.modelCode = headroom::presetModelCode(c.framework);
     c.finetune = m_finetune->fineTune();
     c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();

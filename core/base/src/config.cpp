@@ -90,6 +90,7 @@ struct FrameworkPreset
     Loss loss;
     bool layerCheckpoint;
     bool doubleQuant; // the 4-bit format's scales are themselves quantized
+    ModelCode modelCode;
 };
 // torchtune (recipes/lora_finetune_single_device.py with recipes/configs/llama2/7B_lora_single_device.yaml and
 // 7B_qlora_single_device.yaml, the same in the llama3/3.1/mistral/qwen2 single-device configs):
@@ -110,11 +111,16 @@ struct FrameworkPreset
 //  - no activation checkpointing on one device (only FSDPStrategy's activation_checkpointing_policy={Block});
 //  - `model(input_ids, lm_head_chunk_size=128)` and `chunked_cross_entropy(logits, targets)` (chunk 128, no fp32
 //    upcast: litgpt/utils.py): Loss::ChunkedCE16;
-//  - --quantize bnb.nf4 without -dq: no double quantization.
+//  - --quantize bnb.nf4 without -dq: no double quantization;
+//  - lit-gpt's own GPT (lit_gpt/lora.py GPT, CausalSelfAttention, LoRAQKVLinear) and fit()'s `logits` local:
+//    ModelCode::Litgpt (torchtune's TransformerDecoder is not modelled apart from transformers').
 constexpr std::array<FrameworkPreset, 3> kPresets{{
-    {Framework::HF, DtypePolicy::FP32, Optimizer::Adam, Optimizer::Adam, Loss::CrossEntropy, false, false},
-    {Framework::Torchtune, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::AdamW, Loss::ChunkedCE, true, true},
-    {Framework::Litgpt, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::PagedAdamW, Loss::ChunkedCE16, false, false},
+    {Framework::HF, DtypePolicy::FP32, Optimizer::Adam, Optimizer::Adam, Loss::CrossEntropy, false, false,
+     ModelCode::Transformers},
+    {Framework::Torchtune, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::AdamW, Loss::ChunkedCE, true, true,
+     ModelCode::Transformers},
+    {Framework::Litgpt, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::PagedAdamW, Loss::ChunkedCE16, false, false,
+     ModelCode::Litgpt},
 }};
 
 } // namespace
@@ -140,12 +146,17 @@ std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept { ret
 std::string_view toString(Framework v) noexcept { return nameIn(kFrameworks, v); }
 std::optional<Framework> parseFramework(std::string_view s) noexcept { return parseIn(kFrameworks, s); }
 
+ModelCode presetModelCode(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].modelCode; }
+
 void applyFramework(Framework f, Config& c, uint32_t userSet)
 {
     c.framework = f;
-    if (f == Framework::HF)
-        return; // Hugging Face Trainer/PEFT: Headroom's own defaults, nothing to set
     const FrameworkPreset& p = kPresets[static_cast<size_t>(f)];
+    // the model code has no flag of its own: every preset sets it, so that going back to hf undoes litgpt's
+    if ((userSet & kPresetModelCode) == 0)
+        c.modelCode = p.modelCode;
+    if (f == Framework::HF)
+        return; // Hugging Face Trainer/PEFT: Headroom's own defaults, nothing else to set
     const bool quantized = c.finetune.quant != Quant::None;
     const auto set = [userSet](uint32_t bit) { return (userSet & bit) == 0; };
     if (set(kPresetDtype))

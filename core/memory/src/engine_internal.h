@@ -94,6 +94,7 @@ struct PlanOptions
     bool kbitFp32 = false;
     int computeBytes = 2;
     bool inputRequiresGrad = false; // transformers' enable_input_require_grads(): the embedding output requires grad
+    bool litgptModel = false;       // Config::modelCode == ModelCode::Litgpt (litgpt_model.cpp)
     bool operator==(const PlanOptions&) const = default;
 };
 PlanOptions planOptions(const Config& config);
@@ -178,6 +179,8 @@ void adjustFinetuneUnit(const Model& model, const PlanData& plan, Unit& unit);
 // Whether this node is the input embedding lookup whose output enable_input_require_grads() marks.
 bool inputEmbeddingRequiresGrad(const Model& model, const PlanOptions& options, const Node& node);
 bool globMatch(std::string_view pattern, std::string_view text) noexcept;
+// lit-gpt's own model code (litgpt_model.cpp): its fused qkv and LoRAQKVLinear on the transformers + PEFT graph.
+void applyLitgptModel(PlanData& plan, const Model& model);
 
 // Element sizes under the dtype policy (dtype_policy.cpp).
 int64_t activationBytes(const Config& config, const PlanData& plan, int tensor, int64_t numel);

@@ -82,6 +82,7 @@ PlanOptions planOptions(const Config& config)
                                                                                              : config.attention;
     o.device = config.device;
     o.torch = config.torch;
+    o.litgptModel = config.modelCode == ModelCode::Litgpt;
     o.autocast = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     switch (config.dtype) {
     case DtypePolicy::FP16:
@@ -552,6 +553,8 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     classifyAutocast(p, m);
     if (options.autocast)
         autocastActivationCopies(p, m);
+    if (options.litgptModel)
+        applyLitgptModel(p, m);
     // frozen parameters that are not consumed by anything that needs them are still weights
     flattenForTicks(p, m);
     p.anyInplaceable = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });

@@ -125,6 +125,9 @@ void releaseLeftovers(Iteration& w)
     for (size_t t = 0; t < w.nT; ++t)
         if (w.gradBuf[t] >= 0)
             w.rec.decref(w.gradBuf[t]);
+    for (int id : w.keptOutputs)
+        w.rec.decref(id);
+    w.keptOutputs.clear();
     if (w.ckpt)
         for (size_t seg = 0; seg < w.holds.size(); ++seg)
             if (!w.recomputed[seg])

@@ -45,8 +45,9 @@ struct Iteration
     std::vector<uint8_t> gradPre;             // gradient exists before backward (accumulation)
     std::vector<std::vector<int>> unitExtras; // per unit: its saved extras (statistics, masks)
     // loss.cpp, backward.cpp: the gradients
-    std::vector<int> gradBuf; // gradient buffer per tensor
-    bool lossHasGrad = false; // the loss output gets a gradient: backward runs
+    std::vector<int> gradBuf;     // gradient buffer per tensor
+    bool lossHasGrad = false;     // the loss output gets a gradient: backward runs
+    std::vector<int> keptOutputs; // lit-gpt: the logits its training loop holds until backward ends (loss.cpp)
     // Loss::FusedLinearCE (loss.cpp): the units Liger's function replaces (the lm_head MatMul and a final
     // softcap), the lm_head unit, and the hidden states' gradient it computes in forward
     std::vector<uint8_t> fusedLoss;

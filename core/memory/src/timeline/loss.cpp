@@ -227,9 +227,16 @@ void loss(Iteration& w)
         w.rec.decref(lifted);
     if (o >= 0 && kind == Loss::MSE && w.lossHasGrad)
         w.rec.incref(w.bufOfRoot(o));
+    // lit-gpt's finetune/lora.py fit() holds `logits` (the lm_head chunks) as a local through
+    // fabric.backward(loss): they go when backward has run (releaseLeftovers), not here (litgpt_model.cpp 3)
+    const bool keep = w.plan.options.litgptModel && w.lossHasGrad;
     for (int t : w.model.outputs)
-        if (t >= 0 && w.dynamic(t))
-            w.rec.decref(w.bufOfRoot(t));
+        if (t >= 0 && w.dynamic(t)) {
+            if (keep)
+                w.keptOutputs.push_back(w.bufOfRoot(t));
+            else
+                w.rec.decref(w.bufOfRoot(t));
+        }
     w.rec.end();
 
     w.gradBuf.assign(w.nT, -1);

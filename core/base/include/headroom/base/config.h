@@ -56,6 +56,11 @@ enum class Attention : uint8_t { Fused, Math, Flash2, Flex, SDPA = Fused, Eager 
 // default and sets nothing; torchtune's single-device LoRA/QLoRA recipes and litgpt's finetune/lora.py are
 // presets of the individual switches they are made of (docs/DESIGN.md "Frameworks").
 enum class Framework : uint8_t { HF, Torchtune, Litgpt };
+// Whose model code runs the network: transformers' modeling files with PEFT's adapters, as the config.json
+// importer and the LoRA rewrite write the graph, or lit-gpt's own (lit_gpt/model.py and lit_gpt/lora.py:
+// one fused qkv Linear with one LoRAQKVLinear adapter, and finetune/lora.py's training loop), whose
+// differences the engine applies to that graph (core/memory/src/litgpt_model.cpp cites each).
+enum class ModelCode : uint8_t { Transformers, Litgpt };
 // Where autograd runs: the rules that differ between PyTorch's CUDA and CPU kernels (cuDNN RNN vs the
 // native per-step cells). Headroom targets a CUDA GPU; CPU reproduces the CPU truth of the corpus.
 enum class Device : uint8_t { CUDA, CPU };
@@ -99,7 +104,8 @@ struct Config
     Device device = Device::CUDA;
     TorchVersion torch = TorchVersion::V2;
     Framework framework = Framework::HF; // the preset applied (applyFramework); printed beside the config
-    FineTune finetune;                   // LoRA (applied at load: LoadOptions::lora) and QLoRA
+    ModelCode modelCode = ModelCode::Transformers;
+    FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
     // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
     // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
     double hotExpertShare = 0;
@@ -139,10 +145,14 @@ enum PresetSwitch : uint32_t {
     kPresetKbitPrep = 16,
     kPresetAdapterDtype = 32,
     kPresetDoubleQuant = 64,
+    kPresetModelCode = 128,
 };
 // Sets c.framework and every switch of its preset that `userSet` (PresetSwitch bits) does not name, from the
 // framework's own recipe (config.cpp cites each). Call it after the finetune settings are known: a quantized
-// run picks its recipe's QLoRA optimizer. Framework::HF sets nothing.
+// run picks its recipe's QLoRA optimizer. Framework::HF sets nothing but the model code (transformers').
 void applyFramework(Framework f, Config& c, uint32_t userSet = 0);
+// The model code a framework's preset sets (no flag sets it alone: a front end that builds a Config from its
+// controls takes it from the framework chosen).
+ModelCode presetModelCode(Framework f) noexcept;
 
 } // namespace headroom

@@ -1,0 +1,194 @@
+// lit-gpt's own model code (Config::modelCode == ModelCode::Litgpt, the --framework litgpt preset) on the graph
+// the config.json importer writes for transformers with PEFT's adapters. Per decoder layer, what lit-gpt keeps
+// for backward that transformers + PEFT does not, or differently (lit-gpt 8641822; litgpt 2024 the same):
+//
+// 1. One fused qkv Linear with one adapter. lit_gpt/lora.py CausalSelfAttention builds `attn` as
+//    LoRAQKVLinear(n_embd, (n_head + 2 * n_query_groups) * head_size, enable_lora=(to_query, to_key, to_value));
+//    its forward is pretrained = linear(x); after_A = F.linear(lora_dropout(x), lora_A) (lora_A stacks the
+//    enabled parts' r rows); after_B = conv1d(after_A.T, lora_B, groups): one dropout of x for q, k and v
+//    together, where PEFT wraps each targeted Linear with its own lora_dropout (peft/tuners/lora/layer.py
+//    Linear.forward), so the dropout mask and output that lora_A saves exist once, not once per target.
+//    LoRAQKVLinear.zero_pad, used when not all of q, k, v are adapted (finetune/lora.py: query and value),
+//    scatters after_B into new_zeros of the full qkv width with result.index_copy(1, lora_ind,
+//    x.reshape(-1, sum(qkv_shapes))): derivatives.yaml index_copy's source formula
+//    (grad.index_select(dim, index).expand_as(source), source.dim()) keeps `source`, the reshaped copy of the
+//    adapters' output (B x T x the adapted parts' width, in the adapter dtype), until backward.
+// 2. q, k and v are views of the fused output. lit_gpt/model.py CausalSelfAttention.forward: qkv.view(B, T,
+//    n_query_groups, q_per_kv + 2, head_size).permute(0, 2, 3, 1, 4).split((q_per_kv, 1, 1), dim=2); with
+//    n_query_groups == n_head (Llama 2 7B/13B, phi-1.5, StableLM) k.expand is a no-op and the reshapes stay
+//    views; apply_rope + torch.cat make new q and k, but v goes to scaled_dot_product_attention as a view, and
+//    SDPA saves value (flash: derivatives.yaml _scaled_dot_product_flash_attention), so the whole qkv storage
+//    lives until the attention's backward: besides transformers' separate v, a q-sized and a k-sized part.
+//    With grouped queries (n_query_groups < n_head) expand(...).reshape copies k and v, so nothing is pinned.
+//    apply_rope's fp16 cos/sin (build_rope_cache: `.half()` for a bf16 model) promote x * cos to fp32, but mul
+//    saves only the operand that does not require grad (cos): fp32 transients, nothing kept.
+// 3. finetune/lora.py fit(): `logits = model(input_ids, lm_head_chunk_size=128)` is a local that lives through
+//    fabric.backward(loss), so the lm_head chunks are not freed when chunked_cross_entropy has read them
+//    (timeline/loss.cpp keeps them to the end of backward; they live on until the next iteration's forward
+//    returns, which a steady step's peak at the start of backward does not see).
+// The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
+// x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
+// modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
+// qkv read as PEFT's one query_key_value adapter (all parts: no zero_pad). Rules 1 and 2 find the attention
+// by its fused SDPA unit, which is how lit-gpt always runs it (F.scaled_dot_product_attention, or flash_attn_func
+// when installed): with --attention eager, not a lit-gpt configuration, only rule 3 applies.
+#include "engine_internal.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headroom {
+namespace {
+
+// "/model/layers.1/self_attn/q_proj/MatMul" -> "/model/layers.1/self_attn/q_proj"
+std::string scopeOf(const std::string& name)
+{
+    const size_t s = name.rfind('/');
+    return s == std::string::npos ? std::string() : name.substr(0, s);
+}
+
+bool endsWith(const std::string& s, const std::string& suffix)
+{
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// One PEFT adapter as lora_graph.cpp writes it: <module>/lora_cast_in, lora_dropout, lora_A, lora_B.
+struct Adapter
+{
+    int loraA = -1, loraB = -1; // units
+    int dropout = -1;           // unit of the lora_dropout node (-1: dropout 0)
+    int dropped = -1;           // its output tensor
+    int input = -1;             // the wrapped Linear's input (the adapter's, before its casts)
+};
+
+int unitNamed(const PlanData& p, const std::map<std::string, int>& byName, const std::string& name)
+{
+    const auto it = byName.find(name);
+    return it == byName.end() ? -1 : p.unitOfNode[static_cast<size_t>(it->second)];
+}
+
+// Rule 1: the adapters of one attention's projections that read the same input are one LoRAQKVLinear.
+void fuseQkvAdapters(PlanData& p, const Model& m, const std::vector<std::string>& attentionScopes)
+{
+    std::map<std::string, int> byName;
+    for (size_t n = 0; n < m.nodes.size(); ++n)
+        byName.emplace(m.nodes[n].name, static_cast<int>(n));
+    std::map<std::pair<std::string, int>, std::vector<Adapter>> groups; // (attention scope, input) -> adapters
+    const std::string aTail = "/lora_A/default/MatMul";
+    for (size_t u = 0; u < p.units.size(); ++u) {
+        const Node& nd = m.nodes[static_cast<size_t>(p.units[u].head)];
+        if (p.units[u].kind != UnitKind::Op || !endsWith(nd.name, aTail) || nd.inputs.empty())
+            continue;
+        const std::string module = nd.name.substr(0, nd.name.size() - aTail.size());
+        const std::string scope = scopeOf(module);
+        if (std::find(attentionScopes.begin(), attentionScopes.end(), scope) == attentionScopes.end())
+            continue;
+        Adapter a;
+        a.loraA = static_cast<int>(u);
+        a.loraB = unitNamed(p, byName, module + "/lora_B/default/MatMul");
+        int t = nd.inputs[0];
+        // back through the adapter's own cast and dropout to the Linear's input
+        for (int guard = 0; guard < 4 && t >= 0; ++guard) {
+            const int pr = m.tensors[static_cast<size_t>(t)].producer;
+            if (pr < 0 || m.nodes[static_cast<size_t>(pr)].name.rfind(module + "/lora_", 0) != 0 ||
+                m.nodes[static_cast<size_t>(pr)].inputs.empty())
+                break;
+            if (m.nodes[static_cast<size_t>(pr)].op == "Dropout") {
+                a.dropout = p.unitOfNode[static_cast<size_t>(pr)];
+                a.dropped = t;
+            }
+            t = m.nodes[static_cast<size_t>(pr)].inputs[0];
+        }
+        a.input = t;
+        if (a.loraB >= 0 && a.input >= 0)
+            groups[{scope, a.input}].push_back(a);
+    }
+    for (auto& [key, adapters] : groups) {
+        // the attention's Linears on that input (q_proj, k_proj, v_proj: <scope>/<module>/MatMul on a weight)
+        int linears = 0;
+        for (int n : m.tensors[static_cast<size_t>(key.second)].consumers) {
+            const Node& c = m.nodes[static_cast<size_t>(n)];
+            linears += c.op == "MatMul" && c.inputs.size() == 2 && c.inputs[1] >= 0 &&
+                       !p.dynamic[static_cast<size_t>(c.inputs[1])] && scopeOf(scopeOf(c.name)) == key.first;
+        }
+        for (size_t i = 1; i < adapters.size(); ++i) { // one lora_dropout(x) for all of them
+            const Adapter& a = adapters[i];
+            if (a.dropout < 0)
+                continue;
+            p.units[static_cast<size_t>(a.dropout)].saved.clear();
+            auto& s = p.units[static_cast<size_t>(a.loraA)].saved;
+            const int root = p.root[static_cast<size_t>(a.dropped)];
+            s.erase(std::remove_if(
+                        s.begin(), s.end(),
+                        [&](const SavedItem& it) { return it.kind == SavedItem::Kind::Storage && it.tensor == root; }),
+                    s.end());
+        }
+        if (static_cast<int>(adapters.size()) >= linears)
+            continue;                       // every part adapted: zero_pad returns after_B as is
+        for (const Adapter& a : adapters) { // zero_pad's index_copy source: this adapter's part of it
+            Unit& b = p.units[static_cast<size_t>(a.loraB)];
+            if (!b.outputs.empty())
+                b.saved.push_back({SavedItem::Kind::Extra, b.outputs[0]});
+        }
+    }
+}
+
+std::optional<int64_t> dimAt(const Model& m, int t, size_t i)
+{
+    const auto& d = m.tensors[static_cast<size_t>(t)].shape.dims;
+    return i < d.size() ? d[i].constantValue() : std::nullopt;
+}
+
+// Rule 2: an attention whose v is a view of its own projection's output (no repeat_kv copy, not already a
+// fused qkv) keeps lit-gpt's whole qkv: q- and k-sized parts besides v. Returns the attention's scope.
+std::string pinFusedQkv(PlanData& p, const Model& m, Unit& u)
+{
+    int mm1 = -1, mm2 = -1;
+    for (int n : u.nodes) {
+        const Node& nd = m.nodes[static_cast<size_t>(n)];
+        if (nd.op != "MatMul" || nd.inputs.size() != 2 || nd.outputs.empty())
+            continue;
+        if (std::find(u.outputs.begin(), u.outputs.end(), nd.outputs[0]) != u.outputs.end())
+            mm2 = n;
+        else
+            mm1 = n;
+    }
+    if (mm1 < 0 || mm2 < 0)
+        return {};
+    const Node& n1 = m.nodes[static_cast<size_t>(mm1)];
+    const int q = n1.inputs[0], kT = n1.inputs[1], v = m.nodes[static_cast<size_t>(mm2)].inputs[1];
+    const std::string scope = scopeOf(m.nodes[static_cast<size_t>(mm2)].name);
+    const int root = p.root[static_cast<size_t>(v)];
+    const int pr = m.tensors[static_cast<size_t>(root)].producer;
+    const std::string op = pr >= 0 ? m.nodes[static_cast<size_t>(pr)].op : std::string();
+    const auto& vd = m.tensors[static_cast<size_t>(v)].shape.dims;
+    const auto& rd = m.tensors[static_cast<size_t>(root)].shape.dims;
+    if ((op != "MatMul" && op != "Gemm" && op != "Add") || vd.size() != 4 || rd.empty())
+        return scope;
+    const auto heads = dimAt(m, v, 1), headDim = dimAt(m, v, 3), width = rd.back().constantValue();
+    const auto qHeads = dimAt(m, q, 1);
+    if (!heads || !headDim || !width || !qHeads || *width != *heads * *headDim || *qHeads != *heads)
+        return scope;
+    u.saved.push_back({SavedItem::Kind::Extra, q});
+    u.saved.push_back({SavedItem::Kind::Extra, kT});
+    return scope;
+}
+
+} // namespace
+
+void applyLitgptModel(PlanData& p, const Model& m)
+{
+    std::vector<std::string> scopes;
+    for (Unit& u : p.units)
+        if (u.kind == UnitKind::Attention) {
+            std::string s = pinFusedQkv(p, m, u);
+            if (!s.empty())
+                scopes.push_back(std::move(s));
+        }
+    fuseQkvAdapters(p, m, scopes);
+}
+
+} // namespace headroom
