@@ -1126,6 +1126,10 @@
         <source>Chunked cross-entropy (litgpt, 16-bit, no upcast)</source>
         <translation>分块交叉熵（litgpt，16 位，不提升为 fp32）</translation>
     </message>
+    <message>
+        <source>Activation offloading</source>
+        <translation>激活卸载</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -1828,6 +1832,14 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>Sets the switches the framework&apos;s recipes use; change any of them afterwards. Hugging Face: none. torchtune: bf16, AdamW, chunked cross-entropy, a checkpoint per layer, bf16 adapters, NF4 with quantized scales. litgpt: bf16, AdamW (paged with 4-bit weights), 16-bit chunked cross-entropy, no checkpointing, bf16 adapters.</source>
         <translation>按该框架配方的设置填入各开关，之后仍可逐项修改。Hugging Face：不改动。torchtune：bf16、AdamW、分块交叉熵、每层一个检查点、bf16 适配器、缩放因子也量化的 NF4。litgpt：bf16、AdamW（4 位权重时为分页 AdamW）、16 位分块交叉熵、不做检查点、bf16 适配器。</translation>
+    </message>
+    <message>
+        <source>Offload activations to the host</source>
+        <translation>将激活卸载到主机内存</translation>
+    </message>
+    <message>
+        <source>torchtune&apos;s enable_activation_offloading: each checkpointed layer&apos;s input goes to pinned host memory after its forward and comes back when the layer is recomputed. Needs checkpointing, as torchtune&apos;s recipes do; the host memory is shown beside the peak, not in it.</source>
+        <translation>torchtune 的 enable_activation_offloading：每个做检查点的层的输入在其前向之后移到锁页主机内存，在该层重算时再取回。与 torchtune 的配方一样需要开启检查点；主机内存显示在峰值旁，不计入峰值。</translation>
     </message>
 </context>
 <context>
@@ -3122,6 +3134,11 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Fits on %1 — %2 headroom, max batch %3 (%4 expected)</source>
         <extracomment>%1 GPU, %2 free bytes left, %3 largest batch that fits with the safety margin (docs/ACCURACY.md), %4 the largest the model itself gives</extracomment>
         <translation>可以放进 %1 — 剩余 %2，最大批大小 %3（预计 %4）</translation>
+    </message>
+    <message>
+        <source> · offloaded activations %1 in host memory</source>
+        <extracomment>%1 bytes of activations torchtune&apos;s offloading keeps in pinned host memory, not counted in the peak</extracomment>
+        <translation> · 卸载的激活 %1 在主机内存中</translation>
     </message>
 </context>
 <context>

@@ -137,6 +137,9 @@ void printHuman(const Model& model, const Config& config, const Report& report, 
     if (report.evaluation.memory.pagedOptimizer > 0)
         std::cout << "Paged optimizer state: " << formatBytes(report.evaluation.memory.pagedOptimizer)
                   << " in CUDA unified memory, beside the peak (evictable to host memory)\n";
+    if (config.offloadActivations && report.evaluation.memory.offloadedActivations > 0)
+        std::cout << "Offloaded activations: " << formatBytes(report.evaluation.memory.offloadedActivations)
+                  << " in pinned host memory, beside the peak (torchtune's OffloadActivations)\n";
     if (o.maxBatch)
         std::cout << "Max batch on " << report.fit.gpu << ": "
                   << (report.fit.maxBatch == kUnknownMax ? std::string("cannot tell")

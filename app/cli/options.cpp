@@ -253,7 +253,10 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         o.config.gpu0Batch = positive(a, value(a));
     else if (a == "--offload")
         o.config.offload = true;
-    else if (a == "--allocator") {
+    else if (a == "--offload-activations") {
+        o.config.offloadActivations = true;
+        o.presetUserSet |= kPresetOffloadActivations;
+    } else if (a == "--allocator") {
         auto v = value(a);
         o.config.allocator = choice(a, v, parseAllocator(v), "exact, caching, expandable");
     } else

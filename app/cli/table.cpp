@@ -174,6 +174,8 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
         out << ", accumulate " << cfg.accumulate;
     if (cfg.inplace)
         out << ", inplace";
+    if (cfg.offloadActivations)
+        out << ", activation offloading";
     out << ", attention " << toString(cfg.attention);
     out << ", allocator " << toString(cfg.allocator) << "\n\n";
 }

@@ -39,6 +39,8 @@ Training set-up
   --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
   --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
   --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
+  --offload-activations  torchtune's activation offloading: each checkpoint input goes to pinned host memory after
+                         its forward and comes back at its recomputation (needs checkpointing; default off)
   --recipe peft-defaults|qlora-paper   LoRA settings in one word
   --framework hf|torchtune|litgpt
                          the switches the framework's recipes set, under any flag given (default hf: none);

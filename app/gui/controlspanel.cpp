@@ -53,7 +53,8 @@ ControlsPanel::ControlsPanel(QWidget* parent)
     : QWidget(parent), m_mode(new QComboBox(this)), m_dtype(new QComboBox(this)), m_optimizer(new QComboBox(this)),
       m_loss(new QComboBox(this)), m_checkpoint(new QSpinBox(this)), m_bestCheckpoint(new QLabel(this)),
       m_useBest(new QPushButton(tr("Use best"), this)), m_accumulate(new QSpinBox(this)),
-      m_inplace(new QCheckBox(tr("Inplace activations"), this)), m_gpu(new QComboBox(this)),
+      m_inplace(new QCheckBox(tr("Inplace activations"), this)),
+      m_offloadActivations(new QCheckBox(tr("Offload activations to the host"), this)), m_gpu(new QComboBox(this)),
       m_capacity(new QDoubleSpinBox(this)), m_gpus(new QSpinBox(this)), m_strategy(new QComboBox(this)),
       m_gpu0Batch(new QSpinBox(this)), m_offload(new QCheckBox(tr("CPU offload"), this)),
       m_allocator(new QComboBox(this)), m_margin(new QSpinBox(this)), m_units(new QComboBox(this)),
@@ -90,6 +91,7 @@ void ControlsPanel::layoutControls()
     form->addRow(tr("Gradient accumulation:"), m_accumulate);
     form->addRow(tr("Attention:"), m_attention);
     form->addRow(QString(), m_inplace);
+    form->addRow(QString(), m_offloadActivations);
     layout->addWidget(training);
     layout->addWidget(m_finetune);
 
@@ -134,6 +136,7 @@ void ControlsPanel::describeControls()
     m_optimizer->setObjectName(QStringLiteral("optimizerCombo"));
     m_framework->setObjectName(QStringLiteral("frameworkCombo"));
     m_loss->setObjectName(QStringLiteral("lossCombo"));
+    m_offloadActivations->setObjectName(QStringLiteral("offloadActivationsCheck"));
     m_gpu->setToolTip(tr("The GPU the verdict is for. Every preset's capacity is the device total PyTorch reports "
                          "(torch.cuda.mem_get_info, the \"total capacity\" of its out-of-memory message), a few "
                          "hundred MiB below nvidia-smi's; the CUDA context comes off it."));
@@ -150,6 +153,10 @@ void ControlsPanel::describeControls()
     m_accumulate->setToolTip(tr("Micro-batches per optimizer step: activations at batch / steps, gradients persist."));
     m_inplace->setToolTip(
         tr("ReLU(inplace=True) and friends: changes the transient peak, not what is saved for backward."));
+    m_offloadActivations->setToolTip(
+        tr("torchtune's enable_activation_offloading: each checkpointed layer's input goes to pinned host memory "
+           "after its forward and comes back when the layer is recomputed. Needs checkpointing, as torchtune's "
+           "recipes do; the host memory is shown beside the peak, not in it."));
     m_capacity->setRange(0.25, 4096);
     m_capacity->setDecimals(2);
     m_capacity->setSuffix(tr(" GiB"));
@@ -201,6 +208,7 @@ void ControlsPanel::connectControls()
     connect(m_checkpoint, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
     connect(m_accumulate, &QSpinBox::valueChanged, this, &ControlsPanel::changed);
     connect(m_inplace, &QCheckBox::toggled, this, &ControlsPanel::changed);
+    connect(m_offloadActivations, &QCheckBox::toggled, this, &ControlsPanel::changed);
     connect(m_capacity, &QDoubleSpinBox::valueChanged, this, &ControlsPanel::changed);
     connect(m_gpu, &QComboBox::currentIndexChanged, this, [this] {
         updateGpuWidgets();
@@ -217,7 +225,8 @@ void ControlsPanel::connectControls()
         // the preset written into the controls, which stay the user's to change (the CLI: flags win)
         headroom::Config c = config();
         headroom::applyFramework(enumOf<headroom::Framework>(m_framework), c);
-        const QSignalBlocker b1(m_dtype), b2(m_optimizer), b3(m_loss);
+        const QSignalBlocker b1(m_dtype), b2(m_optimizer), b3(m_loss), b4(m_offloadActivations);
+        m_offloadActivations->setChecked(c.offloadActivations);
         selectData(m_dtype, static_cast<int>(c.dtype));
         selectData(m_optimizer, static_cast<int>(c.optimizer));
         selectData(m_loss, static_cast<int>(c.loss));
@@ -344,6 +353,7 @@ void ControlsPanel::resetModelSettings()
     m_checkpoint->setValue(0);
     m_accumulate->setValue(1);
     m_inplace->setChecked(false);
+    m_offloadActivations->setChecked(false);
     m_finetune->resetToDefaults();
     m_checkpoint->setEnabled(true);
     m_restoring = restoring;
@@ -423,6 +433,7 @@ headroom::Config ControlsPanel::config() const
     c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();
     c.inplace = m_inplace->isChecked();
+    c.offloadActivations = m_offloadActivations->isChecked();
     c.freeze = m_freeze;
     if (c.finetune.lora.r > 0) // only the adapters train, as the CLI's --lora
         for (const std::string& p : headroom::loraFreezePatterns())
@@ -470,6 +481,7 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("checkpoint"), m_checkpoint->value());
     s.setValue(QStringLiteral("accumulate"), m_accumulate->value());
     s.setValue(QStringLiteral("inplace"), m_inplace->isChecked());
+    s.setValue(QStringLiteral("offloadActivations"), m_offloadActivations->isChecked());
     s.setValue(QStringLiteral("gpu"), m_gpu->currentData().toString());
     s.setValue(QStringLiteral("capacityGiB"), m_capacity->value());
     s.setValue(QStringLiteral("gpus"), m_gpus->value());
@@ -505,6 +517,7 @@ void ControlsPanel::restoreSettings()
     m_checkpoint->setValue(s.value(QStringLiteral("checkpoint"), 0).toInt());
     m_accumulate->setValue(s.value(QStringLiteral("accumulate"), 1).toInt());
     m_inplace->setChecked(s.value(QStringLiteral("inplace"), false).toBool());
+    m_offloadActivations->setChecked(s.value(QStringLiteral("offloadActivations"), false).toBool());
     if (s.contains(QStringLiteral("gpu")))
         selectData(m_gpu, s.value(QStringLiteral("gpu")).toString());
     if (m_gpu->currentData().toString().isEmpty())

@@ -83,6 +83,7 @@ private:
     QPushButton* m_useBest;
     QSpinBox* m_accumulate;
     QCheckBox* m_inplace;
+    QCheckBox* m_offloadActivations; // torchtune's activation offloading (Config::offloadActivations)
     QComboBox* m_gpu;
     QDoubleSpinBox* m_capacity;
     QSpinBox* m_gpus;

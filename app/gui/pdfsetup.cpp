@@ -67,6 +67,8 @@ void PdfReport::configuration(ReportDocument& doc)
                      }()});
     }
     rows.append({tr("Inplace activations"), yesNo(c.inplace)});
+    if (c.offloadActivations) // only when on: every other report stays as it was
+        rows.append({tr("Activation offloading"), yesNo(true)});
     rows.append({tr("GPU"), c.gpu.capacity > 0
                                 ? tr("%1, %2").arg(gui::gpuDisplayName(c.gpu.name), bytes(c.gpu.capacity))
                                 : tr("none selected")});
@@ -119,6 +121,8 @@ QString PdfReport::cliEquivalent() const
                       qs(ft.computeDtype), ft.kbitPrep ? QString() : QStringLiteral(" --no-kbit-prep"));
     if (ft.layerCheckpoint)
         s += QStringLiteral(" --grad-checkpoint layers");
+    if (c.offloadActivations)
+        s += QStringLiteral(" --offload-activations");
     const std::vector<std::string> loraFreeze = headroom::loraFreezePatterns();
     for (const std::string& p : c.freeze)
         if (ft.lora.r == 0 || std::find(loraFreeze.begin(), loraFreeze.end(), p) == loraFreeze.end())

@@ -197,6 +197,10 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
         //: %1 bytes of a paged optimizer's state, kept in CUDA unified memory and not counted in the peak
         text += tr(" · paged optimizer state %1 outside the peak")
                     .arg(bytesText(report.evaluation.memory.pagedOptimizer, units));
+    if (c.offloadActivations && report.evaluation.memory.offloadedActivations > 0)
+        //: %1 bytes of activations torchtune's offloading keeps in pinned host memory, not counted in the peak
+        text += tr(" · offloaded activations %1 in host memory")
+                    .arg(bytesText(report.evaluation.memory.offloadedActivations, units));
     setText(text);
     applyColours();
 }

@@ -441,6 +441,12 @@ private slots:
         QVERIFY(c.loss == Loss::ChunkedCE);
         QVERIFY(c.finetune.layerCheckpoint);
         QCOMPARE(c.finetune.lora.dtype, std::string("bf16"));
+        QVERIFY(!c.offloadActivations); // every *_lora_single_device.yaml: enable_activation_offloading: False
+        QCheckBox* offload = panel.findChild<QCheckBox*>(QStringLiteral("offloadActivationsCheck"));
+        QVERIFY(offload);
+        offload->setChecked(true);
+        QVERIFY(panel.config().offloadActivations);
+        offload->setChecked(false);
         selectData(panel.findChild<QComboBox*>(QStringLiteral("lossCombo")), int(Loss::CrossEntropy));
         c = panel.config();
         QVERIFY(c.loss == Loss::CrossEntropy);

@@ -114,6 +114,20 @@ check "table names the preset" expect_exit 0 "$cfg" $lq --framework litgpt
 check "table: litgpt preset" grep -q "^Config   litgpt preset, train, bf16, adamw, loss chunked-ce-16" "$tmp/out"
 check "bad framework is usage" expect_exit 2 "$cfg" --framework deepspeed
 check "bad framework: one line naming it" one_line_naming "deepspeed"
+# --offload-activations: torchtune's enable_activation_offloading (docs/DESIGN.md "Activation offloading"); the
+# preset leaves it off, keys appear only when it is on
+check "torchtune: no offloading key" expect_exit 0 "$cfg" $lq --framework torchtune --json
+check "torchtune: offloading off (the configs say False)" bash -c "! grep -q 'offload_activations' '$tmp/out'"
+check "offloading exits 0" expect_exit 0 "$cfg" $lq --framework torchtune --offload-activations --json
+check "offloading: in the config" json_field offload_activations true
+check "offloading: host bytes reported" grep -q '"offloaded_activations": [1-9]' "$tmp/out"
+check "offloading table" expect_exit 0 "$cfg" $lq --framework torchtune --offload-activations
+check "table: offloading named" grep -q "^Config   torchtune preset, .*, activation offloading," "$tmp/out"
+check "table: pinned host memory line" grep -q "^Offloaded activations: .* in pinned host memory" "$tmp/out"
+check "offloading without checkpointing warns" expect_exit 0 "$cfg" $lq --offload-activations --json
+check "warning names the switch" grep -q -- "--offload-activations: needs activation checkpointing" "$tmp/out"
+check "help names it" expect_exit 0 --help
+check "help: --offload-activations" grep -q -- "--offload-activations" "$tmp/out"
 
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -34,8 +34,8 @@ Config configAt(int64_t batch, int64_t seq)
 {
     [[maybe_unused]] const auto& [symbols, mode, dtype, optimizer, customOptimizerBytes, rmspropMomentum,
                                   rmspropCentered, loss, checkpointSegments, accumulate, inplace, freeze, gpu,
-                                  marginBytes, gpus, strategy, gpu0Batch, offload, allocator, attention, device, torch,
-                                  framework, modelCode, finetune, hotExpertShare] = c;
+                                  marginBytes, gpus, strategy, gpu0Batch, offload, offloadActivations, allocator,
+                                  attention, device, torch, framework, modelCode, finetune, hotExpertShare] = c;
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
@@ -97,6 +97,7 @@ private slots:
         QTest::newRow("strategy") << Flip([](Config& c) { c.strategy = Strategy::DDP; }) << false;
         QTest::newRow("gpu0Batch") << Flip([](Config& c) { c.gpu0Batch = 3; }) << false;
         QTest::newRow("offload") << Flip([](Config& c) { c.offload = true; }) << false;
+        QTest::newRow("offloadActivations") << Flip([](Config& c) { c.offloadActivations = true; }) << false;
         QTest::newRow("allocator") << Flip([](Config& c) { c.allocator = AllocatorMode::Exact; }) << false;
         QTest::newRow("attention") << Flip([](Config& c) { c.attention = Attention::Math; }) << false;
         QTest::newRow("device") << Flip([](Config& c) { c.device = Device::CPU; }) << false;

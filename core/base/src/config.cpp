@@ -173,6 +173,10 @@ void applyFramework(Framework f, Config& c, uint32_t userSet)
         c.finetune.lora.dtype = "bf16"; // the adapters are built in the model's bf16 (see kPresets)
     if (set(kPresetDoubleQuant) && quantized)
         c.finetune.doubleQuant = p.doubleQuant;
+    // torchtune's *_lora_single_device.yaml / *_qlora_single_device.yaml all say `enable_activation_offloading:
+    // False  # True reduces memory` (only some *_full_low_memory.yaml turn it on); litgpt has no such switch
+    if (set(kPresetOffloadActivations))
+        c.offloadActivations = false;
 }
 
 } // namespace headroom

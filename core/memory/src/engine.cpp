@@ -179,6 +179,7 @@ SimOptions simOptionsFor(const PlanData& p, const Config& config, const ShapeTab
         opt.segmentOfUnit = checkpointSegments(p, config, shapes, sizes, config.checkpointSegments);
         opt.segments = opt.segmentOfUnit.empty() ? 0 : opt.segmentOfUnit.back() + 1;
     }
+    opt.offload = config.offloadActivations && opt.segments > 1;
     return opt;
 }
 
@@ -250,9 +251,39 @@ std::vector<int64_t> savedPerUnit(const PlanData& p, const Config& config, const
     return saved;
 }
 
+// Activation offloading's host bytes: torchtune's pack_tensor copies every qualifying pack to a pinned tensor of
+// its own; what each checkpointed segment packs is the hidden states the previous one produced
+// (timeline/offload.cpp).
+int64_t offloadedBytes(const PlanData& p, const Sizes& sizes, const SimOptions& opt)
+{
+    if (!opt.offload)
+        return 0;
+    const Model& m = *p.model;
+    std::vector<int> packedIn(m.tensors.size(), -1); // the last segment that packed a storage
+    int64_t total = 0;
+    for (size_t u = 0; u < p.units.size(); ++u) {
+        const int seg = opt.segmentOfUnit[u];
+        if (seg >= opt.segments - 1)
+            continue;
+        for (int t : p.units[u].inputs) {
+            const size_t rt = static_cast<size_t>(p.root[static_cast<size_t>(t)]);
+            if (!p.dynamic[static_cast<size_t>(t)] || packedIn[rt] == seg ||
+                !handedOn(p, opt, static_cast<int>(rt), seg))
+                continue;
+            packedIn[rt] = seg;
+            if (sizes.act[rt] >= kMinOffloadBytes)
+                total += sizes.act[rt];
+        }
+    }
+    return total;
+}
+
 void addWarnings(const PlanData& p, const Config& config, const SimOptions& opt, bool train, Evaluation& e)
 {
     e.warnings = p.warnings;
+    if (train && config.offloadActivations && opt.segments <= 1) // torchtune's recipes raise RuntimeError
+        e.warnings.push_back("--offload-activations: needs activation checkpointing (--grad-checkpoint layers or "
+                             "--checkpoint K), as torchtune's recipes do; nothing is offloaded");
     if (train && config.finetune.layerCheckpoint && config.checkpointSegments <= 1 && opt.segments == 0)
         e.warnings.push_back(
             "--grad-checkpoint layers: no decoder-layer list (model.layers.N) in the layer tree; nothing is checkpointed");
@@ -391,6 +422,7 @@ Evaluation evaluateImpl(const PlanData& p, const Config& config, bool light, boo
                                              : std::vector<int64_t>(p.units.size(), 0);
     for (int64_t v : saved)
         b.activationsSaved += v;
+    b.offloadedActivations = train ? offloadedBytes(p, sizes, opt) : 0;
     b.classicEstimate = classicEstimate(p, config, e.shapes);
 
     const size_t nU = p.units.size();

@@ -196,7 +196,17 @@ struct SimOptions
     bool inplace = false;
     std::vector<int> segmentOfUnit; // checkpoint segment per unit (empty: off)
     int segments = 0;
+    bool offload = false; // torchtune's activation offloading of the checkpoint inputs (timeline/offload.cpp)
 };
+// torchtune's OffloadActivations defaults (torchtune/training/_activation_offloading.py __init__, as
+// get_act_offloading_ctx_manager builds it): a saved tensor of fewer bytes stays where it is
+// (min_offload_size); the GPU original of an offloaded one is kept until a qualifying pack this many ids later
+// (max_fwd_stash_size).
+constexpr int64_t kMinOffloadBytes = 1024;
+constexpr int kMaxFwdStashSize = 5;
+// Whether a checkpointed segment's input is what the previous segment hands on (the checkpoint's positional
+// argument, which activation offloading packs): an output of its last unit other than a view (timeline/offload.cpp).
+bool handedOn(const PlanData& plan, const SimOptions& options, int root, int seg);
 struct SimResult
 {
     std::vector<TimelinePoint> timeline;

@@ -90,6 +90,8 @@ json configJson(const Model& model, const Config& c)
         j["optimizer_bytes"] = c.customOptimizerBytes;
     if (c.framework != Framework::HF) // only where a preset was applied: every other output stays as it was
         j["framework"] = toString(c.framework);
+    if (c.offloadActivations) // only when on, like framework
+        j["offload_activations"] = true;
     return j;
 }
 
@@ -157,6 +159,8 @@ json memoryJson(const Evaluation& e)
     };
     if (m.dequantTransient > 0) // with 4/8-bit weights only: "weights" is their stored size
         j["dequant_transient"] = m.dequantTransient;
+    if (m.offloadedActivations > 0) // activation offloading only: pinned host bytes, not in the peak
+        j["offloaded_activations"] = m.offloadedActivations;
     return j;
 }
 

@@ -104,10 +104,14 @@ void backward(Iteration& w)
 {
     w.recomputed.assign(w.ckpt ? static_cast<size_t>(w.opt.segments) : 0, 0);
     for (size_t ui = w.nU; w.lossHasGrad && ui-- > 0;) {
-        if (w.ckpt && w.checkpointed(ui) && !w.recomputed[static_cast<size_t>(w.opt.segmentOfUnit[ui])])
+        const bool recomputes = w.ckpt && w.checkpointed(ui) &&
+                                !w.recomputed[static_cast<size_t>(w.opt.segmentOfUnit[ui])];
+        if (recomputes)
             recomputeSegment(w, ui);
         fusedLinearLossBackward(w, ui);
         backwardUnit(w, ui);
+        if (recomputes)
+            afterFirstUnpackingUnit(w); // activation offloading: the unpacking node's post-hook (offload.cpp)
     }
 }
 
@@ -115,6 +119,7 @@ void backward(Iteration& w)
 void releaseLeftovers(Iteration& w)
 {
     w.rec.begin(-1, Phase::Backward);
+    releaseOffloadLeftovers(w);
     for (size_t ui = 0; ui < w.nU; ++ui) {
         for (int id : w.unitExtras[ui])
             w.rec.decref(id);
@@ -131,8 +136,9 @@ void releaseLeftovers(Iteration& w)
     if (w.ckpt)
         for (size_t seg = 0; seg < w.holds.size(); ++seg)
             if (!w.recomputed[seg])
-                for (int rt : w.holds[seg])
-                    w.rec.decref(w.buf[static_cast<size_t>(rt)]);
+                for (size_t k = 0; k < w.holds[seg].size(); ++k)
+                    if (!holdOffloaded(w, seg, k)) // its reference went in forward (offload.cpp)
+                        w.rec.decref(w.buf[static_cast<size_t>(w.holds[seg][k])]);
     w.rec.end();
 }
 

@@ -83,7 +83,9 @@ void forward(Iteration& w)
     }
     for (size_t u = 0; u < w.nU; ++u) {
         w.rec.begin(w.plan.units[u].head, Phase::Forward);
+        packSegmentInputs(w, u); // activation offloading (offload.cpp)
         forwardUnit(w, u, false, -1);
+        packUnitSaves(w, u);
         w.rec.end();
     }
 }

@@ -39,6 +39,18 @@ struct Iteration
     std::vector<uint8_t> ckSaved;              // recomputation: storage saved by the segment
     std::vector<std::vector<int>> releaseAtCk; // recomputation: saved references a unit's backward drops
     std::vector<uint8_t> recomputed;           // per segment
+    // offload.cpp: activation offloading of the holds (per segment, per hold: HoldState)
+    enum class HoldState : uint8_t { Kept, Stashed, Offloaded };
+    std::vector<std::vector<HoldState>> holdState;
+    struct Pack
+    {
+        int id = 0, seg = 0, hold = 0;
+    };
+    std::vector<Pack> fwdStash;                    // offloaded holds whose GPU original is still referenced
+    int packId = 0;                                // ids handed out so far (pack_tensor's get_tensor_id)
+    std::vector<int> bwdStash, prevBwdStash;       // copies brought back, released one unpacking node later
+    std::vector<int> releaseAfterUnit;             // copies the segment's recomputation saves (record_stream)
+    std::vector<std::pair<int, int>> swappedHolds; // (root, original buffer) while a copy stands in for it
     // forward.cpp: the buffers
     std::vector<int> buf;                     // runtime buffer of each root
     std::vector<int> paramGrad;               // gradient buffer per parameter
@@ -77,6 +89,14 @@ void assignSavedReleases(Iteration& w);
 // recompute.cpp
 void holdCheckpointInputs(Iteration& w);
 void recomputeSegment(Iteration& w, size_t ui);
+// offload.cpp
+void packSegmentInputs(Iteration& w, size_t u);
+void packUnitSaves(Iteration& w, size_t u);
+void bringBackHolds(Iteration& w, int seg);
+void keepCopiesAfterRecompute(Iteration& w, int seg);
+bool holdOffloaded(const Iteration& w, size_t seg, size_t hold);
+void afterFirstUnpackingUnit(Iteration& w);
+void releaseOffloadLeftovers(Iteration& w);
 // forward.cpp
 void setup(Iteration& w);
 void forward(Iteration& w);

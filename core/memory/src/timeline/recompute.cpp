@@ -40,6 +40,7 @@ void recomputeSegment(Iteration& w, size_t ui)
     const std::vector<int>& units = w.unitsOfSeg[static_cast<size_t>(seg)];
     w.recomputed[static_cast<size_t>(seg)] = 1;
     w.rec.begin(w.plan.units[ui].head, Phase::Recompute);
+    bringBackHolds(w, seg); // activation offloading: the inputs back from the host (offload.cpp)
     std::vector<int> touched;
     for (int v : units) {
         for (int t : w.plan.units[static_cast<size_t>(v)].inputs) {
@@ -70,12 +71,15 @@ void recomputeSegment(Iteration& w, size_t ui)
         forwardUnit(w, static_cast<size_t>(v), true, seg);
         w.rec.recomputes(v);
     }
+    keepCopiesAfterRecompute(w, seg);
     for (int rt : touched) {
         w.segRefs[static_cast<size_t>(rt)] = 0;
         w.ckSaved[static_cast<size_t>(rt)] = 0;
     }
-    for (int rt : w.holds[static_cast<size_t>(seg)])
-        w.rec.decref(w.buf[static_cast<size_t>(rt)]);
+    const std::vector<int>& holds = w.holds[static_cast<size_t>(seg)];
+    for (size_t k = 0; k < holds.size(); ++k)
+        if (!holdOffloaded(w, static_cast<size_t>(seg), k)) // an offloaded one's copy: offload.cpp releases it
+            w.rec.decref(w.buf[static_cast<size_t>(holds[k])]);
     w.rec.end();
 }
 

@@ -115,6 +115,13 @@ public:
         m_p.positiveAnswers.push_back(pos ? 1 : 0);
         return pos;
     }
+    bool offloadable(SizeRef ref)
+    {
+        const bool large = sizeOf(m_c, ref) >= kMinOffloadBytes;
+        m_p.offloadable.push_back(ref);
+        m_p.offloadableAnswers.push_back(large ? 1 : 0);
+        return large;
+    }
     void recomputes(int unit) { m_p.recomputed.push_back(unit); }
 
 private:

@@ -48,6 +48,7 @@ SimKey simKey(const Config& config, const SimOptions& options)
     k.optimizer = config.optimizer;
     k.segments = options.segments;
     k.segmentOfUnit = options.segmentOfUnit;
+    k.offload = options.offload;
     return k;
 }
 

@@ -20,6 +20,7 @@
 //     forward.cpp          what exists at the start (weights, states, the input), then each unit's forward
 //     loss.cpp             the loss (fp32 log-probabilities) and the output gradient backward starts from
 //     backward.cpp         units in reverse: input and parameter gradients, saved references dropped
+//     offload.cpp          activation offloading: checkpoint inputs to the host in forward, back at recompute
 //     optimizer_step.cpp   the foreach optimizers' temporary, zero_grad
 //   timeline_replay.cpp  every tick: the programs cached per plan (programFor), each buffer's bytes at the
 //                        binding (bufferBytes), the ops replayed into the timeline, the peak and its culprits;
@@ -71,6 +72,7 @@ struct SimKey
     Optimizer optimizer = Optimizer::Adam;
     int segments = 0;
     std::vector<int> segmentOfUnit;
+    bool offload = false; // activation offloading (offload.cpp)
     bool operator==(const SimKey&) const = default;
 };
 SimKey simKey(const Config& config, const SimOptions& options);
@@ -111,6 +113,8 @@ struct SimProgram
     std::vector<uint8_t> sameNumelAnswers;
     std::vector<SizeRef> positive;
     std::vector<uint8_t> positiveAnswers;
+    std::vector<SizeRef> offloadable; // at least kMinOffloadBytes (offload.cpp)
+    std::vector<uint8_t> offloadableAnswers;
 };
 
 // The walk's inputs at one binding (the guards and the sizes read them).

@@ -171,6 +171,9 @@ bool guardsHold(const SimContext& c, const SimProgram& program)
     for (size_t i = 0; i < program.positive.size(); ++i)
         if ((sizeOf(c, program.positive[i]) > 0) != (program.positiveAnswers[i] != 0))
             return false;
+    for (size_t i = 0; i < program.offloadable.size(); ++i)
+        if ((sizeOf(c, program.offloadable[i]) >= kMinOffloadBytes) != (program.offloadableAnswers[i] != 0))
+            return false;
     return true;
 }
 
@@ -303,7 +306,7 @@ static size_t programBytes(const SimProgram& p)
                sizeof(int) +
            p.activeItems.capacity() * sizeof(const SavedItem*) + p.sameNumel.capacity() * sizeof(std::pair<int, int>) +
            p.positive.capacity() * sizeof(SizeRef) + p.activeAnswers.capacity() + p.sameNumelAnswers.capacity() +
-           p.positiveAnswers.capacity();
+           p.positiveAnswers.capacity() + p.offloadable.capacity() * sizeof(SizeRef) + p.offloadableAnswers.capacity();
 }
 
 static std::shared_ptr<const SimProgram> programFor(const SimContext& c, const SimOptions& opt)

@@ -99,6 +99,10 @@ struct Config
     Strategy strategy = Strategy::Single;
     int64_t gpu0Batch = -1; // balanced DP: GPU 0's share of the batch (-1: auto)
     bool offload = false;   // ZeRO/FSDP CPU offload of optimizer (and params for stage 3)
+    // torchtune's enable_activation_offloading (torchtune/training/_activation_offloading.py OffloadActivations):
+    // the checkpointed segments' saved inputs go to pinned host memory after their forward and come back at their
+    // recomputation (docs/DESIGN.md "Activation offloading"); only with checkpointing, as the recipes require.
+    bool offloadActivations = false;
     AllocatorMode allocator = AllocatorMode::Caching;
     Attention attention = Attention::Fused;
     Device device = Device::CUDA;
@@ -146,6 +150,7 @@ enum PresetSwitch : uint32_t {
     kPresetAdapterDtype = 32,
     kPresetDoubleQuant = 64,
     kPresetModelCode = 128,
+    kPresetOffloadActivations = 256,
 };
 // Sets c.framework and every switch of its preset that `userSet` (PresetSwitch bits) does not name, from the
 // framework's own recipe (config.cpp cites each). Call it after the finetune settings are known: a quantized

@@ -52,6 +52,10 @@ struct Breakdown
     // Paged optimizers: the state in CUDA unified memory, outside PyTorch's allocator and evictable to the
     // host; reported beside the peak, not in `optimizer`, the peak or the fit (docs/DESIGN.md "Fine-tuning").
     int64_t pagedOptimizer = 0;
+    // Activation offloading (Config::offloadActivations): the saved checkpoint inputs copied to pinned host
+    // memory in forward, one copy per pack as torchtune's OffloadActivations makes them; host memory, beside the
+    // peak, not in it (docs/DESIGN.md "Activation offloading").
+    int64_t offloadedActivations = 0;
 };
 
 enum class Phase : uint8_t { Forward, Loss, Backward, Optimizer, Recompute };
