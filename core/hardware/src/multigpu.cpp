@@ -61,6 +61,7 @@ struct Derivation
     int64_t sideReserved = 0;   // what the unshard stream's pool reserves
     std::vector<InitOp> init{}; // FSDP's init: the shards replace the parameters' setup allocations
     int64_t weightsDelta = 0;   // the init's weight bytes less the sharded setup ones (4-bit quantization state)
+    int64_t cpuDelta = 0;       // the same for the shards offloaded to the host
 };
 
 struct Derived
@@ -353,6 +354,7 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
         replay.pushExtras(-1, false);
     }
     out.weights += how.weightsDelta;
+    out.cpu += how.cpuDelta;
     out.gradients = gradMax;
     out.cpu += hostGradMax;
     if (how.atOptimizer > 0) {
@@ -413,16 +415,17 @@ Sums sums(const Model& model, const Evaluation& ev)
 
 // What a GPU's weights gain over the setup events' share when 4-bit weights are FSDP-wrapped: their
 // quantization state is whole on every rank (and on the GPU even with offload), only the packed codes are
-// sharded (fsdp_units.cpp).
-int64_t fourBitWeightsDelta(const FsdpUnits& u, int gpus, bool offload, bool sharded)
+// sharded (fsdp_units.cpp); with offload the packed shards' difference goes to the host figure.
+void fourBitDeltas(const FsdpUnits& u, int gpus, bool offload, bool sharded, Derivation& how)
 {
     const Ratio share = sharded ? Ratio{1, gpus} : Ratio{};
-    int64_t delta = u.quantState;
+    int64_t packed = 0;
     for (const std::vector<InitParam>& params : u.unitParams)
         for (const InitParam& p : params)
-            if (!p.quantState.empty() && !offload)
-                delta += share.apply(p.bytes) - share.apply(p.stored);
-    return delta;
+            if (!p.quantState.empty())
+                packed += share.apply(p.bytes) - share.apply(p.stored);
+    how.weightsDelta = u.quantState + (offload ? 0 : packed);
+    how.cpuDelta = offload ? packed : 0;
 }
 
 bool isZero(Strategy s)
@@ -581,7 +584,7 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         // the gradients are all-reduced in place (_runtime_utils._reduce_grad_no_shard): no buffers. Only
         // the init's cache is added.
         how.init = fsdpInitOps(units, gpus, false, false);
-        how.weightsDelta = fourBitWeightsDelta(units, gpus, false, false);
+        fourBitDeltas(units, gpus, false, false, how);
     } else if (units.found) {
         // FSDP FULL_SHARD over a decoder model (fsdp_units.cpp): the root unit and the layer computed are
         // gathered from the first forward, the prefetched layer and one layer's unsharded gradient in
@@ -591,7 +594,7 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.backwardGrad = units.layerGrad;
         how.sideReserved = fsdpSidePoolsReserved(units, config.allocator, gpus, config.offload);
         how.init = fsdpInitOps(units, gpus, config.offload);
-        how.weightsDelta = fourBitWeightsDelta(units, gpus, config.offload, true);
+        fourBitDeltas(units, gpus, config.offload, true, how);
     } else if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {
         // The module being computed and the prefetched next one are gathered whole; in backward the
         // largest one's full gradient exists until it is reduce-scattered.
