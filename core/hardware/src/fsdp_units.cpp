@@ -38,8 +38,9 @@
 //    QuantState.to(device) first (absmax, offset, state2.absmax, state2.code: new GPU tensors, the CPU copy of
 //    the shared dynamic code included), then copies the packed codes. So in the init each 4-bit weight's
 //    quantization state is allocated, kept, in the small pool just before its packed codes are moved. What the
-//    loading itself left after empty_cache (small segments that held the same quantization state) is reused
-//    by those allocations and is not replayed. (Non-quantized runs keep none of this.)
+//    loading itself left after empty_cache (small segments that held the same quantization state: replayed
+//    for Llama-2-7B with 1 to 32 interleaved loader threads, 0.10-0.11 GiB of segments for 0.096 GiB of state)
+//    is reused by those allocations and is not replayed. (Non-quantized runs keep none of this.)
 #include "fsdp_units.h"
 
 #include "headroom/memory/allocator.h"
