@@ -198,6 +198,48 @@ private slots:
         QCOMPARE(evaluateCluster(m, c).gpus[0].communication, int64_t(0));
     }
 
+    // QLoRA under FSDP (fsdp_units.cpp, bitsandbytes 0.43's Params4bit): only the packed 4-bit codes are the
+    // flat parameter FSDP gathers and shards; each weight's QuantState (double quant: uint8 absmax per 64
+    // values, the fp32 offset, an fp32 absmax per 256 blocks, the 256-entry fp32 dynamic code) stays whole on
+    // every rank. Sized by hand from Llama-2-7B's config and bnb's formats.
+    void fsdpFourBit()
+    {
+        LoraSpec lora{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, {}, "bf16"};
+        LoadOptions load;
+        load.lora = lora;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/meta-llama--Llama-2-7b-hf.json", load);
+        Config c;
+        c.mode = Mode::Train;
+        c.dtype = DtypePolicy::BF16;
+        c.optimizer = Optimizer::AdamW;
+        c.allocator = AllocatorMode::Caching;
+        c.finetune.lora = lora;
+        c.finetune.quant = Quant::NF4;
+        c.finetune.doubleQuant = true;
+        c.finetune.kbitPrep = false;
+        c.finetune.layerCheckpoint = true;
+        c.freeze = loraFreezePatterns();
+        c.strategy = Strategy::FSDP;
+        c.symbols = m.defaultBindings();
+        c.symbols[size_t(m.symbolIndex("seq"))] = 512;
+        const int64_t h = 4096, f = 11008, v = 32000, r = 64, bf16 = 2, layers = 32;
+        const int64_t root = (2 * v * h + h) * bf16; // embedding, final norm, lm_head (not quantized)
+        const int64_t packed = (4 * h * h + 3 * h * f) / 2;
+        const int64_t layer = packed + 2 * h * bf16 + (3 * r * (h + h) + 3 * r * (h + f)) * bf16;
+        auto quantState = [](int64_t n) { return n / 64 + 4 + 4 * ((n / 64 + 255) / 256) + 256 * 4; };
+        const int64_t state = layers * (4 * quantState(h * h) + 3 * quantState(h * f));
+        const int64_t dequantized = h * f * bf16; // the largest weight's compute-dtype copy (engine.cpp)
+        const int64_t flat = root + layers * layer;
+        c.gpus = 2;
+        c.symbols[size_t(m.batchSymbol)] = 2;
+        const ClusterEvaluation two = evaluateCluster(m, c);
+        QCOMPARE(two.gpus[0].communication, root + 2 * layer);
+        QCOMPARE(two.gpus[0].weights, flat / 2 + state + dequantized);
+        c.gpus = 4;
+        c.symbols[size_t(m.batchSymbol)] = 4;
+        QCOMPARE(evaluateCluster(m, c).gpus[0].weights, flat / 4 + state + dequantized);
+    }
+
     void dataParallel()
     {
         const Model m = mlp();

@@ -22,6 +22,25 @@
 //    as the new peak) still counts them.
 //  - NCCL's own buffers are cudaMalloc'ed by NCCL at communicator init, outside the caching allocator: no
 //    reserved bytes.
+//  - 4-bit weights (bitsandbytes Params4bit, bnb 0.43 as Answer.AI's fsdp_qlora requires: bnb/nn/modules.py,
+//    bnb/functional.py). quantize_4bit returns the packed codes, (numel + 1) / 2 bytes in quant_storage's dtype
+//    (Answer.AI sets it to the FSDP param dtype so that one flat parameter holds them), and a QuantState: an
+//    fp32 absmax per 64 values, or with compress_statistics (double quant) quantize_blockwise's uint8 absmax
+//    plus an fp32 absmax per 256 of those, the absmax.mean() offset and the 256-entry dynamic code. Only the
+//    packed tensor is the Parameter: FSDP flattens, broadcasts, shards and all-gathers it alone; the QuantState
+//    is an attribute (Linear4bit.quant_state, fix_4bit_weight_quant_state_from_module puts it back on the
+//    unsharded view in forward), so each rank keeps all of it. Its place in the init: Answer.AI's train.py
+//    (4cd6923, fsdp_main, low_memory) quantizes each weight on the GPU in load_and_quantize (Params4bit.cuda ->
+//    _quantize), moves the packed codes to the CPU (rank 0) or meta and calls torch.cuda.empty_cache(); PEFT's
+//    LoraLayer.update_layer then self.to(weight.device, dtype=weight.dtype) on the CPU base layer
+//    (peft/tuners/lora/layer.py, 0.8-0.10), whose Params4bit.to runs QuantState.to('cpu'). FSDP's
+//    _move_states_to_device brings each one back with param.to(device): Params4bit.to (bnb_quantized) runs
+//    QuantState.to(device) first (absmax, offset, state2.absmax, state2.code: new GPU tensors, the CPU copy of
+//    the shared dynamic code included), then copies the packed codes. So in the init each 4-bit weight's
+//    quantization state is allocated, kept, in the small pool just before its packed codes are moved. What the
+//    loading itself left after empty_cache (small segments that held the same quantization state: replayed
+//    for Llama-2-7B with 1 to 32 interleaved loader threads, 0.10-0.11 GiB of segments for 0.096 GiB of state)
+//    is reused by those allocations and is not replayed. (Non-quantized runs keep none of this.)
 #include "fsdp_units.h"
 
 #include "headroom/memory/allocator.h"
@@ -86,9 +105,22 @@ int unitOf(const Model& m, int container, int tensor)
     return -1;
 }
 
+// A Params4bit's QuantState as QuantState.to(device) allocates it, in that order (bnb/functional.py 0.43,
+// quantize_4bit / quantize_blockwise / QuantState.to). QuantState.code (the 16-value 4-bit type) stays where
+// get_4bit_type made it and is not moved.
+std::vector<int64_t> quantStatePieces(int64_t numel, bool doubleQuant)
+{
+    const int64_t blocks = (numel + 63) / 64; // Linear4bit's blocksize 64
+    if (!doubleQuant)
+        return {4 * blocks};                  // fp32 absmax
+    constexpr int64_t kDynamicCode = 256 * 4; // create_dynamic_map(): 256 fp32 values
+    // uint8 absmax, the fp32 offset, state2's fp32 absmax per 256 blocks, state2's code
+    return {blocks, 4, 4 * ((blocks + 255) / 256), kDynamicCode};
+}
+
 } // namespace
 
-FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev)
+FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<uint8_t>& fourBit, bool doubleQuant)
 {
     FsdpUnits u;
     const int container = decoderContainer(model);
@@ -102,29 +134,38 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev)
     struct Unit
     {
         int64_t bytes = 0, frozen = 0, grad = 0;
-        std::vector<int64_t> trainableParts, params;
+        std::vector<int64_t> trainableParts;
+        std::vector<InitParam> params;
     };
     std::map<int, Unit> units;
-    std::vector<int64_t> rootParams;
+    std::vector<InitParam> rootParams;
     for (const auto& e : ev.events) {
         if (e.kind != AllocEvent::Kind::Alloc || e.step != setupStep || e.category != Category::Weights ||
             e.tensor < 0 || size_t(e.tensor) >= model.tensors.size() ||
             model.tensors[size_t(e.tensor)].role != TensorRole::Parameter)
             continue;
+        InitParam p{e.bytes, e.bytes, {}};
+        const auto t = size_t(e.tensor);
+        if (t < fourBit.size() && fourBit[t] && t < ev.shapes.numel.size() && ev.shapes.numel[t] > 0) {
+            p.bytes = (ev.shapes.numel[t] + 1) / 2; // the packed codes: the Parameter FSDP flattens
+            p.quantState = quantStatePieces(ev.shapes.numel[t], doubleQuant);
+            for (int64_t b : p.quantState)
+                u.quantState += b;
+        }
         const int unit = unitOf(model, container, e.tensor);
         if (unit < 0) {
-            u.root += e.bytes;
-            rootParams.push_back(e.bytes);
+            u.root += p.bytes;
+            rootParams.push_back(p);
             continue;
         }
         Unit& x = units[unit];
-        x.bytes += e.bytes;
-        x.params.push_back(e.bytes);
+        x.bytes += p.bytes;
+        x.params.push_back(p);
         if (trainable.count(e.tensor)) {
-            x.grad += e.bytes;
-            x.trainableParts.push_back(e.bytes);
+            x.grad += p.bytes;
+            x.trainableParts.push_back(p.bytes);
         } else {
-            x.frozen += e.bytes;
+            x.frozen += p.bytes;
         }
     }
     if (units.empty())
@@ -136,7 +177,6 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev)
         if (!largest || x.bytes > largest->bytes)
             largest = &x;
     u.layer = largest->bytes;
-    u.layerParams = largest->params;
     // A layer whose parameters are all trainable is one FlatParameter; a mixed one is the frozen flat
     // parameter plus one unit per trainable leaf.
     const bool mixed = largest->frozen > 0 && largest->grad > 0;
@@ -191,17 +231,19 @@ std::vector<InitOp> fsdpInitOps(const FsdpUnits& u, int gpus, bool offload, bool
         return next++;
     };
     auto release = [&](int slot) { ops.push_back({false, slot, 0, false}); };
-    for (const std::vector<int64_t>& params : u.unitParams) {
+    for (const std::vector<InitParam>& params : u.unitParams) {
         std::vector<int> moved;
         int64_t total = 0;
-        for (int64_t b : params) {
-            moved.push_back(alloc(b)); // _move_module_to_device
-            total += b;
+        for (const InitParam& p : params) {
+            for (int64_t q : p.quantState)
+                alloc(q, true);              // Params4bit.to -> QuantState.to(device), kept on every rank (see above)
+            moved.push_back(alloc(p.bytes)); // _move_module_to_device
+            total += p.bytes;
         }
         std::vector<int> inFlight;
         int64_t bucket = 0;
         for (size_t i = 0; i < params.size(); ++i) {
-            bucket += params[i];
+            bucket += params[i].bytes;
             if (bucket < kBucket && i + 1 < params.size())
                 continue;
             if (inFlight.size() >= 2) {

@@ -8,6 +8,16 @@
 
 namespace headroom {
 
+// One parameter as FSDP's init moves it: the bytes that go into the flat parameter, and for a bitsandbytes
+// Params4bit the quantization state moved to the GPU before it (fsdp_units.cpp), which stays outside the flat
+// parameter, whole on every rank.
+struct InitParam
+{
+    int64_t bytes = 0;
+    int64_t stored = 0; // the setup event's bytes (a 4-bit weight: packed codes + quantization state)
+    std::vector<int64_t> quantState;
+};
+
 struct FsdpUnits
 {
     bool found = false; // the model has a decoder-layer list to wrap
@@ -21,20 +31,23 @@ struct FsdpUnits
     int64_t layer = 0;
     int64_t layerGrad = 0;
     std::vector<int64_t> layerBlocks;
-    std::vector<int64_t> layerParams;
     // Every unit's parameters in the order FSDP's init wraps them: the decoder layers, then the root.
-    std::vector<std::vector<int64_t>> unitParams;
+    std::vector<std::vector<InitParam>> unitParams;
+    int64_t quantState = 0; // all 4-bit weights' quantization state: on every rank, never sharded
 };
 
-// The units from the setup step's weight events (bytes as stored: 4-bit weights at their packed size).
-FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev);
+// The units from the setup step's weight events. fourBit flags the Params4bit weights (fourBitWeights(), empty
+// when none): their flat-parameter bytes are the packed codes, their quantization state apart.
+FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<uint8_t>& fourBit = {},
+                    bool doubleQuant = false);
 
 // Bytes the side streams' pools reserve (FSDP1's all-gather outputs on the unshard stream; with CPU offload
 // also the shards copied in on the pre-unshard stream), for the caching allocator modes.
 int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload);
 
 // FSDP's init in the default stream's pool, unit by unit: slot `slot` allocates `bytes` (alloc) or is freed;
-// `kept` marks the shards, which stay (the rest only leaves cache behind).
+// `kept` marks the shards and the 4-bit weights' quantization state, which stay (the rest only leaves cache
+// behind).
 struct InitOp
 {
     bool alloc = true;

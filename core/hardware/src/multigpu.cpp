@@ -11,6 +11,7 @@
 #include "fsdp_units.h"
 #include "headroom/base/format.h"
 #include "headroom/memory/allocator.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <algorithm>
 #include <array>
@@ -59,6 +60,8 @@ struct Derivation
     int64_t backwardGrad = 0;   // held during backward: the unsharded gradient of one unit
     int64_t sideReserved = 0;   // what the unshard stream's pool reserves
     std::vector<InitOp> init{}; // FSDP's init: the shards replace the parameters' setup allocations
+    int64_t weightsDelta = 0;   // the init's weight bytes less the sharded setup ones (4-bit quantization state)
+    int64_t cpuDelta = 0;       // the same for the shards offloaded to the host
 };
 
 struct Derived
@@ -350,6 +353,8 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
         replay.pushExtras(0, true);
         replay.pushExtras(-1, false);
     }
+    out.weights += how.weightsDelta;
+    out.cpu += how.cpuDelta;
     out.gradients = gradMax;
     out.cpu += hostGradMax;
     if (how.atOptimizer > 0) {
@@ -406,6 +411,21 @@ Sums sums(const Model& model, const Evaluation& ev)
             if (t >= 0 && size_t(t) < ev.shapes.bytes.size())
                 s.outputs += std::max<int64_t>(ev.shapes.bytes[size_t(t)], 0);
     return s;
+}
+
+// What a GPU's weights gain over the setup events' share when 4-bit weights are FSDP-wrapped: their
+// quantization state is whole on every rank (and on the GPU even with offload), only the packed codes are
+// sharded (fsdp_units.cpp); with offload the packed shards' difference goes to the host figure.
+void fourBitDeltas(const FsdpUnits& u, int gpus, bool offload, bool sharded, Derivation& how)
+{
+    const Ratio share = sharded ? Ratio{1, gpus} : Ratio{};
+    int64_t packed = 0;
+    for (const std::vector<InitParam>& params : u.unitParams)
+        for (const InitParam& p : params)
+            if (!p.quantState.empty())
+                packed += share.apply(p.bytes) - share.apply(p.stored);
+    how.weightsDelta = u.quantState + (offload ? 0 : packed);
+    how.cpuDelta = offload ? packed : 0;
 }
 
 bool isZero(Strategy s)
@@ -556,12 +576,15 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.offloadParamWeights = config.offload;
     }
     const bool noShard = st == Strategy::FSDPNoShard;
-    const FsdpUnits units = st == Strategy::FSDP || noShard ? fsdpUnits(model, ev) : FsdpUnits{};
+    const FsdpUnits units = st == Strategy::FSDP || noShard
+                                ? fsdpUnits(model, ev, fourBitWeights(model, config), config.finetune.doubleQuant)
+                                : FsdpUnits{};
     if (units.found && noShard) {
         // NO_SHARD: every rank keeps the whole flat parameters; no all-gathers (needs_unshard() is false), and
         // the gradients are all-reduced in place (_runtime_utils._reduce_grad_no_shard): no buffers. Only
         // the init's cache is added.
         how.init = fsdpInitOps(units, gpus, false, false);
+        fourBitDeltas(units, gpus, false, false, how);
     } else if (units.found) {
         // FSDP FULL_SHARD over a decoder model (fsdp_units.cpp): the root unit and the layer computed are
         // gathered from the first forward, the prefetched layer and one layer's unsharded gradient in
@@ -571,6 +594,7 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.backwardGrad = units.layerGrad;
         how.sideReserved = fsdpSidePoolsReserved(units, config.allocator, gpus, config.offload);
         how.init = fsdpInitOps(units, gpus, config.offload);
+        fourBitDeltas(units, gpus, config.offload, true, how);
     } else if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {
         // The module being computed and the prefetched next one are gathered whole; in backward the
         // largest one's full gradient exists until it is reduce-scattered.

@@ -74,4 +74,11 @@ ParamCounts countParams(const Model& m, const Config& config)
     return c;
 }
 
+std::vector<uint8_t> fourBitWeights(const Model& model, const Config& config)
+{
+    if (config.finetune.quant != Quant::NF4 && config.finetune.quant != Quant::FP4)
+        return {};
+    return quantizableWeights(model);
+}
+
 } // namespace headroom

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace headroom {
 
@@ -26,6 +27,10 @@ struct FineTuneSummary
     int64_t dequantTransientBytes = 0; // the largest dequantized weight (compute dtype), counted at the peak
 };
 FineTuneSummary summarizeFineTune(const Model& model, const Config& config, const Evaluation& evaluation);
+
+// Per tensor: 1 where bitsandbytes holds the parameter as a 4-bit Params4bit under the configuration
+// (Quant::NF4 / FP4: the Linear weights quant_weights.cpp names); empty when nothing is 4-bit.
+std::vector<uint8_t> fourBitWeights(const Model& model, const Config& config);
 
 // The one meaning of "trainable" every output uses: the parameter elements that require grad under the
 // configuration's freeze patterns and LoRA adapters (PEFT's print_trainable_parameters); frozen: the rest.
