@@ -171,43 +171,63 @@ private slots:
     // heads [2, 2, 128, 32] (transformers passes them so to flash_attn and to flex_attention with enable_gqa);
     // the logsumexp [2, 8, 128] fp32. The math kernel and eager keep the softmax output [2, 8, 128, 128] (on the
     // Softmax node) instead. (SDPA in 16 bits keeps the graph's repeat_kv k and v, as before: tst_hfconfig.)
+    // PyTorch 1.10's softmax kept its input beside its result (v1.10.0 derivatives.yaml `_softmax: self:
+    // _softmax_backward_data(grad, result, dim, self)`; `self.scalar_type()` from 1.11): in fp32 the masked
+    // scores [2, 8, 128, 128] as well, and with no SDPA before 2.0 "sdpa" runs eager.
     void attentionKernels_data()
     {
         QTest::addColumn<QString>("dtype");
         QTest::addColumn<QString>("attention");
+        QTest::addColumn<QString>("torch");
         QTest::addColumn<QString>("op");
         QTest::addColumn<qint64>("saved");
         const qint64 q = 2 * 8 * 128 * 32, kv = 2 * 2 * 128 * 32, lse = 2 * 8 * 128 * 4, p = 2 * 8 * 128 * 128;
         QTest::newRow("bf16 flash2") << "bf16"
                                      << "flash2"
+                                     << "2"
                                      << "MatMul" << (q + 2 * kv + q) * 2 + lse;
         QTest::newRow("bf16 flex") << "bf16"
                                    << "flex"
+                                   << "2"
                                    << "MatMul" << (q + 2 * kv + q) * 2 + lse;
         QTest::newRow("bf16 eager") << "bf16"
                                     << "eager"
+                                    << "2"
                                     << "Softmax" << p * 2;
         // fp32 operands with grouped-query heads (an fp32 model, QLoRA's kbit-prepared stream): SDPA runs math
         QTest::newRow("fp32 sdpa (math: GQA)") << "fp32"
                                                << "sdpa"
+                                               << "2"
                                                << "Softmax" << p * 4;
         // flash_attention_2 casts fp32 q, k, v to 16 bits; flash_attn saves the casts and its 16-bit output
         QTest::newRow("fp32 stream flash2") << "fp32"
                                             << "flash2"
+                                            << "2"
                                             << "MatMul" << (q + 2 * kv + q) * 2 + lse;
         QTest::newRow("fp32 flex") << "fp32"
                                    << "flex"
+                                   << "2"
                                    << "MatMul" << (q + 2 * kv + q) * 4 + lse;
+        QTest::newRow("fp32 eager, torch 1.10") << "fp32"
+                                                << "eager"
+                                                << "1.10"
+                                                << "Softmax" << p * 4 + p * 4;
+        QTest::newRow("fp32 sdpa, torch 1.10 (eager)") << "fp32"
+                                                       << "sdpa"
+                                                       << "1.10"
+                                                       << "Softmax" << p * 4 + p * 4;
     }
     void attentionKernels()
     {
         QFETCH(QString, dtype);
         QFETCH(QString, attention);
+        QFETCH(QString, torch);
         QFETCH(QString, op);
         QFETCH(qint64, saved);
         const Model m = loadModel(kData + "/losses/tiny_lm.config.json");
         Config c = configFor(m, dtype, QStringLiteral("ce"), 2, 128);
         c.attention = *parseAttention(attention.toStdString());
+        c.torch = *parseTorchVersion(torch.toStdString());
         const Evaluation e = evaluate(m, c);
         // the fused unit's bytes sit on its last node, the value MatMul
         int64_t got = -1;

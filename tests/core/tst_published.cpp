@@ -56,7 +56,8 @@ struct Point
     Stack stack;
     DtypePolicy dtype = DtypePolicy::BF16;
     Attention attention = Attention::Fused;
-    Loss loss = Loss::CrossEntropy; // torchtune's recipes: CEWithChunkedOutputLoss (Loss::ChunkedCE)
+    Loss loss = Loss::CrossEntropy;        // torchtune's recipes: CEWithChunkedOutputLoss (Loss::ChunkedCE)
+    TorchVersion torch = TorchVersion::V2; // whose autograd formulas the run's PyTorch had
 };
 
 // Answer.AI fsdp_qlora train.py defaults at 4cd6923: r 64, alpha 16, dropout 0.1 on q,k,v,gate,up,down
@@ -132,20 +133,26 @@ const std::vector<Point>& points()
         // HF Trainer, AutoModelForSequenceClassification (BertForSequenceClassification, 2 labels, dropout 0.1),
         // seq 512, Tesla V100 16 GB; gradient accumulation does not change the peak. 2022 (transformers 4.21):
         // BertSelfAttention wrote attention out (matmul, softmax, dropout); BERT's SDPA path came later
-        // (BertSdpaSelfAttention), so Attention::Math
+        // (BertSdpaSelfAttention), so Attention::Math. The runs are of Jan 2022 (CUDA 11.2, driver 460): PyTorch
+        // 1.10 (1.11 came out in Mar 2022), whose softmax kept its input for backward (TorchVersion::V1_10)
         {"hf-bert-large-fp32-bs4", kBertLarge, 4, 512, kFullFt, Quant::None, false, Optimizer::AdamW, false, 1,
-         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::FP32, Attention::Math},
+         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::FP32, Attention::Math, Loss::CrossEntropy,
+         TorchVersion::V1_10},
         {"hf-bert-large-fp16-bs4", kBertLarge, 4, 512, kFullFt, Quant::None, false, Optimizer::AdamW, false, 1,
-         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16, Attention::Math},
+         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16, Attention::Math,
+         Loss::CrossEntropy, TorchVersion::V1_10},
         {"hf-bert-large-fp16-bs1-ga4-gc", kBertLarge, 1, 512, kFullFt, Quant::None, false, Optimizer::AdamW, true, 1,
-         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16, Attention::Math},
+         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16, Attention::Math,
+         Loss::CrossEntropy, TorchVersion::V1_10},
         {"hf-bert-large-adafactor-bs4", kBertLarge, 4, 512, kFullFt, Quant::None, false, Optimizer::Adafactor, false, 1,
-         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::FP32, Attention::Math},
+         Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::FP32, Attention::Math, Loss::CrossEntropy,
+         TorchVersion::V1_10},
         {"hf-bert-large-adafactor-fp16-bs1-ga4-gc", kBertLarge, 1, 512, kFullFt, Quant::None, false,
          Optimizer::Adafactor, true, 1, Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16,
-         Attention::Math},
+         Attention::Math, Loss::CrossEntropy, TorchVersion::V1_10},
         {"hf-bert-large-adam8bit-fp16-bs1-ga4-gc", kBertLarge, 1, 512, kFullFt, Quant::None, false, Optimizer::Adam8bit,
-         true, 1, Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16, Attention::Math},
+         true, 1, Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::AmpFP16, Attention::Math,
+         Loss::CrossEntropy, TorchVersion::V1_10},
         // lit-gpt's own phi-1.5 (lit_gpt/config.py: gelu_approximate "tanh"; model.py GptNeoxMLP: one
         // F.gelu(approximate="tanh") call) computes transformers' gelu_new (written out in Python, keeping five
         // [B, T, 8192] tensors per layer) as one op: microsoft--phi-1_5.litgpt.json is the config with
@@ -335,6 +342,7 @@ Predicted predict(const Point& p)
     c.attention = p.attention;
     c.optimizer = p.optimizer;
     c.loss = p.loss;
+    c.torch = p.torch;
     c.allocator = AllocatorMode::Caching;
     const std::optional<GpuSpec> preset = findGpu(p.gpu);
     c.gpu = preset ? *preset : customGpu(0);

@@ -75,8 +75,8 @@ constexpr std::array<std::pair<Attention, std::string_view>, 6> kAttention{{{Att
                                                                             {Attention::SDPA, "sdpa"},
                                                                             {Attention::Eager, "eager"}}};
 constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
-constexpr std::array<std::pair<TorchVersion, std::string_view>, 2> kTorch{
-    {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}}};
+constexpr std::array<std::pair<TorchVersion, std::string_view>, 3> kTorch{
+    {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}, {TorchVersion::V1_10, "1.10"}}};
 constexpr std::array<std::pair<Framework, std::string_view>, 3> kFrameworks{
     {{Framework::HF, "hf"}, {Framework::Torchtune, "torchtune"}, {Framework::Litgpt, "litgpt"}}};
 

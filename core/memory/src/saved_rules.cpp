@@ -257,17 +257,6 @@ void layerNormStats(Ctx& c)
     c.extra(x, 2, 1, 4, true, 0, static_cast<int>(axis)); // mean, rstd per row
 }
 
-// torch 1.13's mean.dim backward reads self.numel() / result.numel(), so autograd keeps both (the corpus truth
-// is 1.13); PyTorch 2 keeps only sizes (derivatives.yaml: mean_backward(grad, self.sym_sizes(), dim,
-// self.sym_numel(), keepdim))
-void meanByVersion(Ctx& c)
-{
-    if (c.plan.options.torch == TorchVersion::V1_13) {
-        c.storage(c.input(0));
-        c.storage(c.output(0));
-    }
-}
-
 void dropoutMask(Ctx& c)
 {
     c.unit.viewInInference = true;
@@ -470,9 +459,7 @@ const SavedRule kRules[] = {
      .source = "_adaptive_avg_pool2d: _adaptive_avg_pool2d_backward(grad, self)"},
     {.op = "LpPool", .saves = {self, result}, .source = "LPPool2d is pow -> avg_pool2d -> pow: self and result"},
     {.op = "ReduceSum", .source = "sum.dim_IntList: sum_backward(grad, self.sym_sizes(), dim, keepdim)"},
-    {.op = "ReduceMean",
-     .code = meanByVersion,
-     .source = "mean.dim: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"},
+    {.op = "ReduceMean", .source = "mean.dim: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"},
     {.op = "ReduceL1",
      .saves = {self},
      .source = "linalg_vector_norm (ord 1): linalg_vector_norm_backward(grad, self, ord, result, ...)"},
@@ -633,8 +620,46 @@ const SavedRule kRules[] = {
     {.op = "TfIdfVectorizer", .grad = Grad::No},
 };
 
-const SavedRule* findSavedRule(std::string_view op)
+// The formulas an older PyTorch had where they keep something else than 2.x's (kRules): one row per version
+// and op, read from derivatives.yaml at that release, replacing the kRules entry for that version only.
+struct OlderRule
 {
+    TorchVersion torch;
+    SavedRule rule;
+};
+
+const OlderRule kOlderRules[] = {
+    // 1.13's mean.dim backward read the input's numel from the tensor itself, so its codegen kept `self`
+    // (MeanBackward1::self_ in 1.13's generated Functions.h; 2.x saves self.sym_numel() as an integer); the
+    // corpus CPU truth (1.13) reads the reduced result as kept too.
+    {TorchVersion::V1_13,
+     {.op = "ReduceMean",
+      .saves = {self, result},
+      .source = "v1.13.0 mean.dim: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"}},
+    // Before 1.11, softmax's and log_softmax's backward took the input tensor itself for its dtype, so autograd
+    // kept it beside the result: v1.10 derivatives.yaml `_softmax: self: _softmax_backward_data(grad, result,
+    // dim, self)` (likewise _log_softmax). pytorch/pytorch#64000 ("Softmax/logsoftmax use more memory for
+    // backward than needed", Aug 2021) was fixed by #65242, relanded as #66018 (Oct 2021, after the 1.10
+    // branch) with `self.scalar_type()`; transformers#16043 (Mar 2022: "_softmax_backward_data changed API
+    // between 1.10 and 1.11, from requiring a tensor") adapted DeBERTa's XSoftmax to it. mean.dim at 1.10 read
+    // only sizes (sum_backward(grad, self.sizes(), dim, keepdim) / _safe_size(self.sizes(), dim), the pre-1.11
+    // derivatives.yaml), as 2.x: no row.
+    {TorchVersion::V1_10,
+     {.op = "Softmax",
+      .saves = {self, result},
+      .source = "v1.10.0 _softmax: _softmax_backward_data(grad, result, dim, self)"}},
+    {TorchVersion::V1_10,
+     {.op = "LogSoftmax",
+      .saves = {self, result},
+      .source = "v1.10.0 _log_softmax: _log_softmax_backward_data(grad, result, dim, self)"}},
+};
+
+const SavedRule* findSavedRule(std::string_view op, TorchVersion torch = TorchVersion::V2)
+{
+    if (torch != TorchVersion::V2)
+        for (const OlderRule& o : kOlderRules)
+            if (o.torch == torch && o.rule.op == op)
+                return &o.rule;
     static const std::unordered_map<std::string_view, const SavedRule*> byOp = [] {
         std::unordered_map<std::string_view, const SavedRule*> m;
         for (const SavedRule& r : kRules)
@@ -683,7 +708,7 @@ void applyOpRule(const Model& model, const PlanData& plan, Unit& unit)
 {
     const Node& node = model.nodes[static_cast<size_t>(unit.head)];
     Ctx c{model, plan, unit, node};
-    const SavedRule* r = findSavedRule(node.op);
+    const SavedRule* r = findSavedRule(node.op, plan.options.torch);
     const bool standardDomain = node.domain.empty() || node.domain == "ai.onnx" || node.domain == "ai.onnx.ml";
     if (r && r->grad == Grad::No && standardDomain) {
         unit.differentiable = false;

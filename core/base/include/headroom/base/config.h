@@ -50,7 +50,7 @@ enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
 // The default is SDPA: transformers >= 4.36 picks attn_implementation="sdpa" when torch supports it
 // (modeling_utils.py PreTrainedModel._autoset_attn_implementation / _check_and_adjust_attn_implementation,
 // is_torch_sdpa_available: torch >= 2.1.1), and ONNX exports keep the fused reading they always had; with
-// TorchVersion::V1_13 there is no SDPA, so it runs as Eager (engine_plan.cpp planOptions).
+// TorchVersion::V1_13 or V1_10 there is no SDPA, so it runs as Eager (engine_plan.cpp planOptions).
 enum class Attention : uint8_t { Fused, Math, Flash2, Flex, SDPA = Fused, Eager = Math };
 // The training framework whose recipes set the switches (applyFramework): Hugging Face Trainer/PEFT is the
 // default and sets nothing; torchtune's single-device LoRA/QLoRA recipes and litgpt's finetune/lora.py are
@@ -64,9 +64,10 @@ enum class ModelCode : uint8_t { Transformers, Litgpt };
 // Where autograd runs: the rules that differ between PyTorch's CUDA and CPU kernels (cuDNN RNN vs the
 // native per-step cells). Headroom targets a CUDA GPU; CPU reproduces the CPU truth of the corpus.
 enum class Device : uint8_t { CUDA, CPU };
-// Which PyTorch's autograd formulas: 2.x (Headroom's standard) or 1.13 (the CPU truth of the corpus, whose
-// mean.dim backward still kept its input and result).
-enum class TorchVersion : uint8_t { V2, V1_13 };
+// Which PyTorch's autograd formulas: 2.x (Headroom's standard), 1.13 (the CPU truth of the corpus, whose
+// mean.dim backward still kept its input and result) or 1.10 (the 2022 Hugging Face Trainer runs: softmax and
+// log_softmax kept their input beside their result). Each difference is a row of saved_rules.cpp kOlderRules.
+enum class TorchVersion : uint8_t { V2, V1_13, V1_10 };
 
 // A target GPU: usable bytes as PyTorch reports them, plus the defaults the engine assumes until the
 // probe measures them.
