@@ -77,6 +77,27 @@ constexpr std::array<std::pair<Attention, std::string_view>, 6> kAttention{{{Att
 constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
 constexpr std::array<std::pair<TorchVersion, std::string_view>, 3> kTorch{
     {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}, {TorchVersion::V1_10, "1.10"}}};
+// Each PyTorch release's defaults beside its autograd formulas (core/memory saved_rules.cpp kOlderRules), a row
+// per TorchVersion in enum order:
+//  - sdpa: F.scaled_dot_product_attention came with 2.0 (and transformers uses it from torch 2.1.1: config.h);
+//  - zeroGradToNone: torch.nn.Module.zero_grad and torch.optim.Optimizer.zero_grad default to set_to_none=True
+//    from 2.0 (pytorch/pytorch#92731, "zero_grad() set_to_none default True", BC-breaking); from 1.7 to 1.13 the
+//    default was False: the gradients are zeroed in place and stay allocated, so the Hugging Face Trainer's
+//    `model.zero_grad()` after each optimizer step (trainer.py _inner_training_loop) leaves every gradient
+//    allocated through the next forward on 1.x. V1_13 stands for the corpus CPU truth, whose script frees them
+//    itself (make_corpus.py: model.zero_grad(set_to_none=True)), so its step is 2.x's.
+struct TorchDefaults
+{
+    TorchVersion torch;
+    bool sdpa;
+    bool zeroGradToNone;
+};
+constexpr std::array<TorchDefaults, 3> kTorchDefaults{{
+    {TorchVersion::V2, true, true},
+    {TorchVersion::V1_13, false, true},
+    {TorchVersion::V1_10, false, false},
+}};
+static_assert(kTorchDefaults[static_cast<size_t>(TorchVersion::V1_10)].torch == TorchVersion::V1_10);
 constexpr std::array<std::pair<Framework, std::string_view>, 3> kFrameworks{
     {{Framework::HF, "hf"}, {Framework::Torchtune, "torchtune"}, {Framework::Litgpt, "litgpt"}}};
 
@@ -143,6 +164,8 @@ std::optional<Attention> parseAttention(std::string_view s) noexcept { return pa
 std::optional<Device> parseDevice(std::string_view s) noexcept { return parseIn(kDevices, s); }
 std::string_view toString(TorchVersion v) noexcept { return nameIn(kTorch, v); }
 std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept { return parseIn(kTorch, s); }
+bool torchHasSdpa(TorchVersion v) noexcept { return kTorchDefaults[static_cast<size_t>(v)].sdpa; }
+bool zeroGradFreesGradients(TorchVersion v) noexcept { return kTorchDefaults[static_cast<size_t>(v)].zeroGradToNone; }
 std::string_view toString(Framework v) noexcept { return nameIn(kFrameworks, v); }
 std::optional<Framework> parseFramework(std::string_view s) noexcept { return parseIn(kFrameworks, s); }
 

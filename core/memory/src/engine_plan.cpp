@@ -78,8 +78,8 @@ PlanOptions planOptions(const Config& config)
     o.freeze = config.freeze;
     // PyTorch before 2.0 has no F.scaled_dot_product_attention, and transformers needs torch >= 2.1.1 for it
     // (utils/import_utils.py is_torch_sdpa_available): its default runs eager there (config.h).
-    o.attention = config.torch != TorchVersion::V2 && config.attention == Attention::SDPA ? Attention::Eager
-                                                                                          : config.attention;
+    o.attention = !torchHasSdpa(config.torch) && config.attention == Attention::SDPA ? Attention::Eager
+                                                                                     : config.attention;
     o.device = config.device;
     o.torch = config.torch;
     o.litgptModel = config.modelCode == ModelCode::Litgpt;

@@ -7,10 +7,11 @@ namespace headroom::timeline {
 
 namespace {
 
-// Gradient accumulation: parameter gradients live across micro-batches, from before the first forward.
+// Gradient accumulation: parameter gradients live across micro-batches, from before the first forward; so do
+// they across steps where zero_grad() zeroes them in place (PyTorch before 2.0: config.cpp kTorchDefaults).
 void holdAccumulatedGradients(Iteration& w)
 {
-    if (!w.train || w.c.config.accumulate <= 1)
+    if (!w.train || (w.c.config.accumulate <= 1 && zeroGradFreesGradients(w.c.config.torch)))
         return;
     for (int p : w.plan.trainable)
         if (w.plan.reqGrad[static_cast<size_t>(p)]) {

@@ -39,7 +39,7 @@ SimKey simKey(const Config& config, const SimOptions& options)
     k.train = !policyIsInference(config);
     k.inplace = options.inplace;
     k.events = options.events;
-    k.persistentGrads = k.train && config.accumulate > 1;
+    k.persistentGrads = k.train && (config.accumulate > 1 || !zeroGradFreesGradients(config.torch));
     k.amp = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     k.sixteenBit = config.dtype == DtypePolicy::FP16 || config.dtype == DtypePolicy::BF16 ||
                    config.dtype == DtypePolicy::MixedFP16 || config.dtype == DtypePolicy::MixedBF16 ||
