@@ -5,6 +5,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <map>
 
 using namespace headroom;
 
@@ -296,6 +297,50 @@ private slots:
         QCOMPARE(e.memory.gradients, micro.memory.gradients);
         QCOMPARE(e.memory.peak, 728);
         QVERIFY(e.memory.peak > micro.memory.peak);
+    }
+
+    void torch110KeepsGradients()
+    {
+        // PyTorch before 2.0: zero_grad() zeroes the gradients in place (set_to_none=False, pytorch#92731 made
+        // None the default in 2.0), so a steady step starts with every gradient allocated, as an accumulation
+        // micro-step does: at batch 2 the hand walk of accumulation() above, 728.
+        const Model m = mlp();
+        Config c = cfg(m, 2);
+        c.torch = TorchVersion::V1_10;
+        const Evaluation e = evaluate(m, c);
+        QCOMPARE(e.memory.peak, 728);
+        QVERIFY(evaluate(m, cfg(m, 2)).memory.peak < 728);
+    }
+
+    void torch110OptimizerLoop()
+    {
+        // Adam on 16 [16, 16] weights (1 KiB each): its states are 2 x 16 KiB. 2.x's foreach step holds every
+        // parameter's exp_avg_sq.sqrt() at once (16 KiB); 1.x's loop over the parameters rebinds one `denom`
+        // per parameter, so at most the previous parameter's and the next one's exist (2 KiB).
+        const Model m = chain(16, 16);
+        auto optimizerHighWater = [&](TorchVersion torch) {
+            Config c = cfg(m, 1, Optimizer::Adam);
+            c.torch = torch;
+            const Evaluation e = evaluate(m, c);
+            std::map<int64_t, int64_t> live;
+            int64_t cur = 0, high = 0;
+            for (const AllocEvent& ev : e.events) {
+                if (ev.category != Category::Optimizer)
+                    continue;
+                if (ev.kind == AllocEvent::Kind::Alloc) {
+                    live[ev.id] = ev.bytes;
+                    cur += ev.bytes;
+                    high = std::max(high, cur);
+                } else if (live.count(ev.id)) {
+                    cur -= live[ev.id];
+                    live.erase(ev.id);
+                }
+            }
+            return high;
+        };
+        const int64_t param = 16 * 16 * 4, states = 2 * 16 * param;
+        QCOMPARE(optimizerHighWater(TorchVersion::V2), states + 16 * param);
+        QCOMPARE(optimizerHighWater(TorchVersion::V1_10), states + 2 * param);
     }
 
     void inplace()

@@ -134,7 +134,10 @@ const std::vector<Point>& points()
         // seq 512, Tesla V100 16 GB; gradient accumulation does not change the peak. 2022 (transformers 4.21):
         // BertSelfAttention wrote attention out (matmul, softmax, dropout); BERT's SDPA path came later
         // (BertSdpaSelfAttention), so Attention::Math. The runs are of Jan 2022 (CUDA 11.2, driver 460): PyTorch
-        // 1.10 (1.11 came out in Mar 2022), whose softmax kept its input for backward (TorchVersion::V1_10)
+        // 1.10 (1.11 came out in Mar 2022), TorchVersion::V1_10: softmax kept its input for backward
+        // (saved_rules.cpp kOlderRules), the Trainer's model.zero_grad() left the gradients allocated through the
+        // next forward, and AdamW (adamw_hf) looped over the parameters (config.cpp kTorchDefaults). Before them
+        // the batch-4 rows read -16.4 / -21.8 / -19.4 % and the AdamW checkpointed one +15.0 %.
         {"hf-bert-large-fp32-bs4", kBertLarge, 4, 512, kFullFt, Quant::None, false, Optimizer::AdamW, false, 1,
          Strategy::Single, false, kV100, Stat::Nvml, Stack::HF, DtypePolicy::FP32, Attention::Math, Loss::CrossEntropy,
          TorchVersion::V1_10},
@@ -221,25 +224,6 @@ const std::map<std::string, const char*> kExpectedFailures = {
      "is not modelled"},
     {"lg-rt-phi15-nf4-mb1",
      "as lg-rt-l2-7b-nf4-mb1 (lit-gpt 8641822 with bnb 0.41 4-bit): -24.8 %, the LoRA row -10.0 %"},
-    {"hf-bert-large-fp32-bs4",
-     "-6.1 % (0.90 GiB short) on PyTorch 1.10's formulas (TorchVersion::V1_10, whose softmax keeps its input: "
-     "the masked fp32 scores, 64 MiB per layer at [4, 16, 512, 512], 1.5 GiB over 24 layers; -16.4 % on 2.x's). "
-     "The batch-4 runs without checkpointing stay 0.8-1.5 GiB short whatever the optimizer (Adafactor 0.83 GiB) "
-     "while the batch-1 checkpointed runs are within or over, and the same graph's eager BERT-base is within "
-     "2.5 % of the H100's max_allocated on 2.x (tst_hfconfig bertAgainstH100): what else the 2022 stack (PyTorch "
-     "1.10, CUDA 11.2, a V100) held at batch 4 is not found"},
-    {"hf-bert-large-fp16-bs4",
-     "as hf-bert-large-fp32-bs4, with AMP: -10.7 %, 1.46 GiB (-21.8 % on 2.x's formulas); the softmax input "
-     "is fp32 here too (the fp16 scores plus BERT's fp32 extended attention mask promote to fp32)"},
-    {"hf-bert-large-adafactor-bs4",
-     "as hf-bert-large-fp32-bs4 (no optimizer temporary here): -6.9 %, 0.83 GiB (-19.4 % on 2.x's formulas)"},
-    {"hf-bert-large-fp16-bs1-ga4-gc",
-     "+14.8 % (1.06 GiB over), AMP fp16 with AdamW, micro-batch 1 x 4 accumulation steps and checkpointing; the "
-     "same run with Adam8bit is within (-2.5 %) and with Adafactor -5.1 %: the excess goes with the fp32 AdamW "
-     "state's step on this 2022 stack (adamw_hf's per-parameter loop and its in-place updates), not resolved; "
-     "(+15.0 % on 2.x's formulas: with checkpointing at batch 1 the softmax input is one layer's 16 MiB)"},
-    {"hf-bert-large-adafactor-fp16-bs1-ga4-gc",
-     "-5.1 %, 0.1 % outside the band (-5.4 % on 2.x's formulas): the batch-4 rows' shortfall, small"},
 };
 
 // The torchtune and litgpt rows are their framework's --framework preset (config.cpp kPresets): every switch

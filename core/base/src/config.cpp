@@ -85,17 +85,24 @@ constexpr std::array<std::pair<TorchVersion, std::string_view>, 3> kTorch{
 //    default was False: the gradients are zeroed in place and stay allocated, so the Hugging Face Trainer's
 //    `model.zero_grad()` after each optimizer step (trainer.py _inner_training_loop) leaves every gradient
 //    allocated through the next forward on 1.x. V1_13 stands for the corpus CPU truth, whose script frees them
-//    itself (make_corpus.py: model.zero_grad(set_to_none=True)), so its step is 2.x's.
+//    itself (make_corpus.py: model.zero_grad(set_to_none=True)), so its step is 2.x's;
+//  - foreachOptimizers: torch.optim's Adam, AdamW & co. default to their foreach (_multi_tensor_*) kernels on CUDA
+//    from 2.0 (torch/optim/optimizer.py _default_to_fused_or_foreach), one temporary per parameter all at once;
+//    before, `foreach=None` meant False (1.13's torch/optim/adamw.py: "Placeholder for more complex foreach
+//    logic ... foreach = False") and 1.10's functional adam/adamw looped over the parameters, as the 2022
+//    Trainer's default adamw_hf (transformers optimization.py AdamW.step: denom = exp_avg_sq.sqrt().add_(eps)
+//    per parameter) did. V1_13 keeps 2.x's: its corpus truth runs SGD, which has no temporary.
 struct TorchDefaults
 {
     TorchVersion torch;
     bool sdpa;
     bool zeroGradToNone;
+    bool foreachOptimizers;
 };
 constexpr std::array<TorchDefaults, 3> kTorchDefaults{{
-    {TorchVersion::V2, true, true},
-    {TorchVersion::V1_13, false, true},
-    {TorchVersion::V1_10, false, false},
+    {TorchVersion::V2, true, true, true},
+    {TorchVersion::V1_13, false, true, true},
+    {TorchVersion::V1_10, false, false, false},
 }};
 static_assert(kTorchDefaults[static_cast<size_t>(TorchVersion::V1_10)].torch == TorchVersion::V1_10);
 constexpr std::array<std::pair<Framework, std::string_view>, 3> kFrameworks{
@@ -166,6 +173,7 @@ std::string_view toString(TorchVersion v) noexcept { return nameIn(kTorch, v); }
 std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept { return parseIn(kTorch, s); }
 bool torchHasSdpa(TorchVersion v) noexcept { return kTorchDefaults[static_cast<size_t>(v)].sdpa; }
 bool zeroGradFreesGradients(TorchVersion v) noexcept { return kTorchDefaults[static_cast<size_t>(v)].zeroGradToNone; }
+bool foreachOptimizers(TorchVersion v) noexcept { return kTorchDefaults[static_cast<size_t>(v)].foreachOptimizers; }
 std::string_view toString(Framework v) noexcept { return nameIn(kFrameworks, v); }
 std::optional<Framework> parseFramework(std::string_view s) noexcept { return parseIn(kFrameworks, s); }
 

@@ -49,6 +49,7 @@ SimKey simKey(const Config& config, const SimOptions& options)
     k.segments = options.segments;
     k.segmentOfUnit = options.segmentOfUnit;
     k.offload = options.offload;
+    k.foreachOptimizer = foreachOptimizers(config.torch);
     return k;
 }
 

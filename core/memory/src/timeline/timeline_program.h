@@ -72,7 +72,8 @@ struct SimKey
     Optimizer optimizer = Optimizer::Adam;
     int segments = 0;
     std::vector<int> segmentOfUnit;
-    bool offload = false; // activation offloading (offload.cpp)
+    bool offload = false;         // activation offloading (offload.cpp)
+    bool foreachOptimizer = true; // torch.optim's foreach kernels, or a loop over the parameters (optimizer_step.cpp)
     bool operator==(const SimKey&) const = default;
 };
 SimKey simKey(const Config& config, const SimOptions& options);

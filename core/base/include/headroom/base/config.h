@@ -141,10 +141,12 @@ std::optional<Device> parseDevice(std::string_view s) noexcept;
 std::optional<TorchVersion> parseTorchVersion(std::string_view s) noexcept;
 std::optional<Framework> parseFramework(std::string_view s) noexcept;
 // What a PyTorch release does by default beside its autograd formulas (config.cpp kTorchDefaults): whether it
-// has F.scaled_dot_product_attention, and whether a training loop's zero_grad() frees the gradients (sets them
-// to None) or zeroes them in place, so that they stay allocated through the next forward.
+// has F.scaled_dot_product_attention, whether a training loop's zero_grad() frees the gradients (sets them to
+// None) or zeroes them in place, so that they stay allocated through the next forward, and whether torch.optim
+// runs its foreach kernels (every parameter's temporary at once) or a loop over the parameters.
 bool torchHasSdpa(TorchVersion v) noexcept;
 bool zeroGradFreesGradients(TorchVersion v) noexcept;
+bool foreachOptimizers(TorchVersion v) noexcept;
 
 // The switches a framework preset sets; a caller names the ones the user set explicitly so those stay.
 enum PresetSwitch : uint32_t {
