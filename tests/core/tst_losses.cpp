@@ -166,6 +166,19 @@ private slots:
         QCOMPARE(logitsHighWater(m, e, vocab), expected);
     }
 
+    // PyTorch 1.10's log_softmax kept its input beside its result (v1.10.0 derivatives.yaml `_log_softmax: self:
+    // _log_softmax_backward_data(grad, result, dim, self)`), so the loss's fp32 copy of the bf16 logits lives
+    // until log_softmax's backward: with the three of largeVocab's "ce" (log-probs, their gradient, the copy's
+    // gradient), 4 F at that moment.
+    void largeVocabTorch110()
+    {
+        const Model m = loadModel(kData + "/external/meta-llama--Llama-3.1-8B-Instruct.json");
+        const int64_t seq = 2048, vocab = 128256, F = seq * vocab * 4;
+        Config c = configFor(m, QStringLiteral("bf16"), QStringLiteral("ce"), 1, seq);
+        c.torch = TorchVersion::V1_10;
+        QCOMPARE(logitsHighWater(m, evaluate(m, c), vocab), 4 * F);
+    }
+
     // What the attention kernel keeps, on tiny_lm (8 query heads and 2 key/value heads of 32, B = 2, T = 128):
     // the bytes the attention unit saves, by hand. q and the output are [2, 8, 128, 32]; k and v with their kv
     // heads [2, 2, 128, 32] (transformers passes them so to flash_attn and to flex_attention with enable_gqa);

@@ -91,7 +91,7 @@ constexpr std::array<std::pair<TorchVersion, std::string_view>, 3> kTorch{
 //    before, `foreach=None` meant False (1.13's torch/optim/adamw.py: "Placeholder for more complex foreach
 //    logic ... foreach = False") and 1.10's functional adam/adamw looped over the parameters, as the 2022
 //    Trainer's default adamw_hf (transformers optimization.py AdamW.step: denom = exp_avg_sq.sqrt().add_(eps)
-//    per parameter) did. V1_13 keeps 2.x's: its corpus truth runs SGD, which has no temporary.
+//    per parameter) did.
 struct TorchDefaults
 {
     TorchVersion torch;
@@ -101,10 +101,15 @@ struct TorchDefaults
 };
 constexpr std::array<TorchDefaults, 3> kTorchDefaults{{
     {TorchVersion::V2, true, true, true},
-    {TorchVersion::V1_13, false, true, true},
+    {TorchVersion::V1_13, false, true, false},
     {TorchVersion::V1_10, false, false, false},
 }};
-static_assert(kTorchDefaults[static_cast<size_t>(TorchVersion::V1_10)].torch == TorchVersion::V1_10);
+static_assert([] {
+    for (size_t i = 0; i < kTorchDefaults.size(); ++i)
+        if (static_cast<size_t>(kTorchDefaults[i].torch) != i)
+            return false;
+    return true;
+}());
 constexpr std::array<std::pair<Framework, std::string_view>, 3> kFrameworks{
     {{Framework::HF, "hf"}, {Framework::Torchtune, "torchtune"}, {Framework::Litgpt, "litgpt"}}};
 

@@ -151,6 +151,9 @@ PlanData buildPlan(const Model& model, const PlanOptions& options);
 // Saved-for-backward rules (saved_rules.cpp): fills unit.saved and the unit flags for a single node.
 void applyOpRule(const Model& model, const PlanData& plan, Unit& unit);
 bool isViewOp(const std::string& op) noexcept;
+// Whether that PyTorch's log_softmax keeps its input for backward as well as its result (kOlderRules): the
+// loss's log_softmax (timeline/loss.cpp) reads it.
+bool logSoftmaxKeepsInput(TorchVersion torch) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
 std::vector<uint8_t> quantizableWeights(const Model& model);
 std::vector<uint8_t> mxfp4Weights(const Model& model);

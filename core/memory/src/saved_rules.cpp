@@ -641,9 +641,9 @@ const OlderRule kOlderRules[] = {
     // dim, self)` (likewise _log_softmax). pytorch/pytorch#64000 ("Softmax/logsoftmax use more memory for
     // backward than needed", Aug 2021) was fixed by #65242, relanded as #66018 (Oct 2021, after the 1.10
     // branch) with `self.scalar_type()`; transformers#16043 (Mar 2022: "_softmax_backward_data changed API
-    // between 1.10 and 1.11, from requiring a tensor") adapted DeBERTa's XSoftmax to it. mean.dim at 1.10 read
-    // only sizes (sum_backward(grad, self.sizes(), dim, keepdim) / _safe_size(self.sizes(), dim), the pre-1.11
-    // derivatives.yaml), as 2.x: no row.
+    // between 1.10 and 1.11, from requiring a tensor") adapted DeBERTa's XSoftmax to it. mean.dim has no 1.10 row:
+    // the pre-1.11 derivatives.yaml read here (a 1.8-era fork, Kiyosora/pytorch@0e8acd9) divides by
+    // _safe_size(self.sizes(), dim), sizes only, as 2.x; v1.10.0's own file was not read.
     {TorchVersion::V1_10,
      {.op = "Softmax",
       .saves = {self, result},
@@ -697,6 +697,12 @@ void conservative(Ctx& c)
 }
 
 } // namespace
+
+bool logSoftmaxKeepsInput(TorchVersion torch) noexcept
+{
+    const SavedRule* r = findSavedRule("LogSoftmax", torch);
+    return r && std::any_of(std::begin(r->saves), std::end(r->saves), [](const Save& s) { return s.tensor == in0; });
+}
 
 bool isViewOp(const std::string& op) noexcept
 {

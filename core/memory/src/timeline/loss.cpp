@@ -35,7 +35,9 @@ Loss lossKind(const Iteration& w)
 
 // The loss's backward: the gradient of the output, from which backward starts. `chunk`: the fp32 gradients
 // of log_softmax and of the upcast exist one chunk at a time (torchtune), else for the whole output.
-void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Loss kind)
+// `lsInput`: log_softmax's input where that PyTorch keeps it (1.10: logSoftmaxKeepsInput), freed with its
+// result once log_softmax's backward has run.
+void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Loss kind, int lsInput)
 {
     int& og = w.gradBuf[static_cast<size_t>(o)];
     w.rec.begin(-1, Phase::Loss);
@@ -53,6 +55,7 @@ void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Los
             const int gLifted = w.rec.alloc(g32, Category::Loss, o, 1);
             w.rec.decref(glp);
             w.rec.decref(lp);
+            w.rec.decref(lsInput);
             og = w.rec.alloc(act(o), Category::Loss, o, 1);
             w.rec.decref(gLifted);
         } else {
@@ -63,6 +66,7 @@ void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Los
             og = w.rec.alloc(act(o), Category::Loss, o, 1);
             w.rec.decref(glp);
             w.rec.decref(lp);
+            w.rec.decref(lsInput);
         }
     } else if (kind == Loss::MSE) {
         og = w.rec.alloc(act(o), Category::Loss, o, 1);
@@ -223,8 +227,16 @@ void loss(Iteration& w)
     const int lifted = lift ? w.rec.alloc(liftBytes, Category::Loss, o, 1) : -1;
     if (o >= 0 && ce && w.lossHasGrad)
         lp = w.rec.alloc(lpBytes, Category::Loss, o, 1);
-    if (lifted >= 0)
+    // PyTorch 1.10's log_softmax keeps its input (the lifted copy, or the output itself) until its backward;
+    // cross_entropy's one log_softmax only: the chunked losses (torchtune, litgpt) are of torch 2.x
+    int lsInput = -1;
+    if (lp >= 0 && kind == Loss::CrossEntropy && logSoftmaxKeepsInput(w.plan.options.torch)) {
+        lsInput = lifted >= 0 ? lifted : w.bufOfRoot(o);
+        if (lifted < 0)
+            w.rec.incref(lsInput);
+    } else if (lifted >= 0) {
         w.rec.decref(lifted);
+    }
     if (o >= 0 && kind == Loss::MSE && w.lossHasGrad)
         w.rec.incref(w.bufOfRoot(o));
     // lit-gpt's finetune/lora.py fit() holds `logits` (the lm_head chunks) as a local through
@@ -241,7 +253,7 @@ void loss(Iteration& w)
 
     w.gradBuf.assign(w.nT, -1);
     if (w.lossHasGrad)
-        outputGradient(w, o, lpBytes, lift, lp, kind);
+        outputGradient(w, o, lpBytes, lift, lp, kind, lsInput);
 }
 
 } // namespace headroom::timeline
