@@ -7,6 +7,7 @@
 #include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <fstream>
@@ -177,6 +178,45 @@ private slots:
         Config c = configFor(m, QStringLiteral("bf16"), QStringLiteral("ce"), 1, seq);
         c.torch = TorchVersion::V1_10;
         QCOMPARE(logitsHighWater(m, evaluate(m, c), vocab), 4 * F);
+    }
+
+    // One eager BERT layer (hidden 256, 4 heads of 64, intermediate 1024, no dropout, B = 2, T = 128, fp32) against
+    // autograd on a CPU, torch 1.13 (Debian's python3-torch 1.13.0a0): the layer written as transformers' BertLayer
+    // (q, k, v Linear; matmul(q, k^T) / sqrt(64) + mask; softmax; matmul(., v); dense; LayerNorm(. + x);
+    // Linear, gelu, Linear; LayerNorm(. + a)) under torch.autograd.graph.saved_tensors_hooks, summing the distinct
+    // storages packed that are neither parameters nor the layer input: 4,460,552 bytes, 8 of them the 0-dim
+    // float64 autograd wraps for `/ math.sqrt(64)` (not modelled). 1.13's SoftmaxBackward0 has `_saved_result`
+    // only, as 2.x; 1.10's also kept `self`, the masked scores [2, 4, 128, 128] in fp32 (kOlderRules).
+    void bertLayerCpuTruth_data()
+    {
+        QTest::addColumn<QString>("torch");
+        QTest::addColumn<qint64>("saved");
+        const qint64 measured113 = 4460552 - 8, scores = 2 * 4 * 128 * 128 * 4;
+        QTest::newRow("1.13 (measured)") << "1.13" << measured113;
+        QTest::newRow("1.10 (+ softmax input)") << "1.10" << measured113 + scores;
+    }
+    void bertLayerCpuTruth()
+    {
+        QFETCH(QString, torch);
+        QFETCH(qint64, saved);
+        QTemporaryDir dir;
+        const std::string file = dir.path().toStdString() + "/tiny_bert.config.json";
+        std::ofstream(file) << R"({"architectures": ["BertForSequenceClassification"], "model_type": "bert",
+            "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 1024, "num_hidden_layers": 1,
+            "vocab_size": 1000, "max_position_embeddings": 512, "type_vocab_size": 2, "hidden_act": "gelu",
+            "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "layer_norm_eps": 1e-12})";
+        const Model m = loadModel(file);
+        Config c = configFor(m, QStringLiteral("fp32"), QStringLiteral("ce"), 2, 128);
+        c.attention = Attention::Eager;
+        c.device = Device::CPU;
+        c.torch = *parseTorchVersion(torch.toStdString());
+        const Evaluation e = evaluate(m, c);
+        int64_t got = 0;
+        for (size_t n = 0; n < m.nodes.size(); ++n)
+            if (m.nodePath(static_cast<int>(n)).find("encoder/layer.0/") != std::string::npos)
+                got += e.nodes[n].savedBytes;
+        const int64_t layerInput = 2 * 128 * 256 * 4; // kept by q, k, v's Linear, excluded from the measurement
+        QCOMPARE(qint64{got - layerInput}, saved);
     }
 
     // What the attention kernel keeps, on tiny_lm (8 query heads and 2 key/value heads of 32, B = 2, T = 128):
