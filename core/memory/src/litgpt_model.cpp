@@ -26,6 +26,18 @@
 //    fabric.backward(loss), so the lm_head chunks are not freed when chunked_cross_entropy has read them
 //    (timeline/loss.cpp keeps them to the end of backward; they live on until the next iteration's forward
 //    returns, which a steady step's peak at the start of backward does not see).
+// 4. With bitsandbytes 4-bit weights (--quantize bnb.nf4 / nf4-dq / fp4 / fp4-dq), every Linear4bit's input.
+//    bitsandbytes 0.41.1 and 0.42.0 (lit-gpt 8641822 ran 0.41.1, litgpt pinned bitsandbytes==0.42.0 from
+//    March to December 2024, its config_hub runs included) autograd/_functions.py MatMul4Bit.forward:
+//    `if any(ctx.needs_input_grad[:2]): ctx.tensors = (A, B)`, while backward uses only B (grad_A =
+//    grad_output @ dequantize_4bit(B).t(); grad_B is not supported): A, the Linear's input, lives until the
+//    Linear's backward, where a frozen torch Linear (F.linear, derivatives.yaml: input only for the weight's
+//    gradient) keeps nothing. Per Llama layer that is the q/k/v input, the attention output, the gate/up
+//    input and silu(gate) * up, plus lm_head's input (Lightning quantizes lm_head too: quant_weights.cpp).
+//    A that does not require grad (layer 0's q/k/v input, below every adapter) is not kept:
+//    ctx.tensors = (None, None). bitsandbytes 0.43.2 dropped it (PR #1270 "fix QLoRA mem bug: delete useless
+//    buffered activation": ctx.tensors = (None, B)); the litgpt preset models the pinned versions. Under
+//    transformers (ModelCode::Transformers) Headroom models today's bitsandbytes, which keeps nothing.
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
@@ -177,10 +189,33 @@ std::string pinFusedQkv(PlanData& p, const Model& m, Unit& u)
     return scope;
 }
 
+// Rule 4: MatMul4Bit (bitsandbytes < 0.43.2) keeps its input A whenever A requires grad.
+void keepLinear4bitInputs(PlanData& p, const Model& m)
+{
+    if (p.options.quant != Quant::NF4 && p.options.quant != Quant::FP4)
+        return;
+    for (Unit& u : p.units) {
+        if (u.kind != UnitKind::Op || u.head < 0)
+            continue;
+        const Node& n = m.nodes[static_cast<size_t>(u.head)];
+        if (n.op != "MatMul" || n.inputs.size() != 2 || n.inputs[0] < 0)
+            continue;
+        const int w = storedWeight(m, n.inputs[1]);
+        if (w < 0 || static_cast<size_t>(w) >= p.quantizable.size() || !p.quantizable[static_cast<size_t>(w)])
+            continue;
+        const int a = n.inputs[0];
+        if (!p.reqGrad[static_cast<size_t>(a)])
+            continue;
+        // shared storages count once: q, k and v (gate and up) read one input and keep it once
+        u.saved.push_back({SavedItem::Kind::Storage, p.root[static_cast<size_t>(a)]});
+    }
+}
+
 } // namespace
 
 void applyLitgptModel(PlanData& p, const Model& m)
 {
+    keepLinear4bitInputs(p, m);
     std::vector<std::string> scopes;
     for (Unit& u : p.units)
         if (u.kind == UnitKind::Attention) {
