@@ -27,8 +27,9 @@
 //    (timeline/loss.cpp keeps them to the end of backward; they live on until the next iteration's forward
 //    returns, which a steady step's peak at the start of backward does not see).
 // 4. With bitsandbytes 4-bit weights (--quantize bnb.nf4 / nf4-dq / fp4 / fp4-dq), every Linear4bit's input.
-//    bitsandbytes 0.41.1 and 0.42.0 (lit-gpt 8641822 ran 0.41.1, litgpt pinned bitsandbytes==0.42.0 from
-//    March to December 2024, its config_hub runs included) autograd/_functions.py MatMul4Bit.forward:
+//    bitsandbytes 0.41.x and 0.42.0 (lit-gpt 8641822 ran 0.41.1; litgpt's pyproject.toml pinned 0.41.0 when
+//    the config_hub figures were published in March 2024, then ==0.42.0 until December 2024)
+//    autograd/_functions.py MatMul4Bit.forward:
 //    `if any(ctx.needs_input_grad[:2]): ctx.tensors = (A, B)`, while backward uses only B (grad_A =
 //    grad_output @ dequantize_4bit(B).t(); grad_B is not supported): A, the Linear's input, lives until the
 //    Linear's backward, where a frozen torch Linear (F.linear, derivatives.yaml: input only for the weight's

@@ -6,7 +6,8 @@
 // (unsloth PR #6936 on gpt-oss bnb-4bit: "per-expert Linear4bit lists"); the 64-value blocks cost the same
 // whether the experts are stored one by one or as one tensor.
 // lit-gpt's runs (ModelCode::Litgpt) are quantized by Lightning's BitsandbytesPrecision instead
-// (lightning/fabric/plugins/precision/bitsandbytes.py at 71aed751, lit-gpt 8641822's pin; the same in 2.3/2.4):
+// (lightning/fabric/plugins/precision/bitsandbytes.py at 71aed751, lit-gpt 8641822's pin; b19c3a9, litgpt's pin in
+// March 2024, and 2.3/2.4 do the same through quantize_ / quantize):
 // init_context patches torch.nn.Linear with _NF4Linear & co. while GPT(config) is built
 // (_ClassReplacementContextManager, no ignore_modules in finetune/lora.py), so lm_head becomes a Linear4bit too; its
 // _quantize_weight quantizes `weight.contiguous().to(device="cuda", dtype=torch.half)`, so the quant_state's dtype is
@@ -93,7 +94,7 @@ int dequantElemBytes(const Config& c)
     if (c.modelCode != ModelCode::Litgpt || !fourBit)
         return compute; // transformers quantizes the loaded 16-bit weight: the state's dtype is the compute one
     // Lightning's fp16 quant_state (above): the fp16 dequantized weight and its compute-dtype copy exist
-    // together inside .to(A.dtype); none when the run computes in fp16 (16-true: .to is a no-op)
+    // together inside .to(A.dtype); one fp16 weight when the run computes in fp16 (16-true: .to is a no-op)
     return c.dtype == DtypePolicy::FP16 && compute == 2 ? 2 : 2 + compute;
 }
 
