@@ -238,6 +238,47 @@ private slots:
         QCOMPARE(hf.dequantTransientBytes, largestBody * 2);
     }
 
+    // litgpt_model.cpp rule 5: fit()'s `logits` local keeps the previous step's graph until the next forward
+    // returns, and with it every Linear4bit input bitsandbytes stored on ctx and the previous logits. What the
+    // iteration starts with beyond weights, optimizer state and the input batch is that hold; from the public
+    // config.json: L x (3H + I) x B x T x 2 (layer 0's q/k/v input, below every adapter, is not kept; lm_head's
+    // input, H wide, takes its place) + V x B x T x 2.
+    void previousGraphHeld_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<qint64>("batch");
+        QTest::addColumn<qint64>("seq");
+        QTest::addColumn<qint64>("perToken"); // elements per token the previous graph holds
+        QTest::newRow("Llama-2-7B B2 T512")
+            << "meta-llama--Llama-2-7b-hf" << qint64(2) << qint64(512) << qint64(32) * (3 * 4096 + 11008) + 32000;
+        QTest::newRow("Mistral-7B B2 T512")
+            << "mistralai--Mistral-7B-v0.1" << qint64(2) << qint64(512) << qint64(32) * (3 * 4096 + 14336) + 32000;
+        // phi-1.5: 2H + I per layer (one layernorm output for q, k, v and fc1); its parallel block's layer 0
+        // MLP reads the layernorm of the frozen embedding, so there only dense's input (the attention output,
+        // below the q and v adapters) requires grad: 23 x (2H + I) + H, lm_head's input H, the logits V
+        QTest::newRow("phi-1.5 B1 T1044") << "microsoft--phi-1_5.litgpt" << qint64(1) << qint64(1044)
+                                          << qint64(23) * (2 * 2048 + 8192) + 2048 + 2048 + 51200;
+    }
+    void previousGraphHeld()
+    {
+        QFETCH(QString, config);
+        QFETCH(qint64, batch);
+        QFETCH(qint64, seq);
+        QFETCH(qint64, perToken);
+        const std::string name = config.toStdString();
+        const LitgptRun r = litgptRun(name.c_str(), batch, seq, Quant::NF4, false);
+        const Evaluation e = evaluate(r.model, r.config);
+        QVERIFY(!e.timeline.empty());
+        const Breakdown& b = e.memory;
+        const int64_t held = e.timeline.front().allocated -
+                             (b.weights + b.dequantTransient + b.optimizer + b.masterWeights + b.input);
+        QCOMPARE(held, perToken * batch * seq * 2);
+        // without 4-bit weights nothing is held: the step starts with weights, optimizer state and the batch
+        const LitgptRun plain = litgptRun(name.c_str(), batch, seq, Quant::None, false);
+        const Evaluation p = evaluate(plain.model, plain.config);
+        QCOMPARE(p.timeline.front().allocated, p.memory.weights + p.memory.optimizer + p.memory.input);
+    }
+
     // The resource table's bnb.nf4 and bnb.nf4-dq runs differ by 14.14 - 13.84 = 0.30 GB (published, two
     // decimals each: +-0.01): double quantization saves 4 - (1 + 4 / 256) bytes of absmax per 64 weights, 0.31 GB
     // over Llama-2-7B's 6.6 G 4-bit weights, so the peak holds every 4-bit weight (a peak while the model was

@@ -130,7 +130,10 @@ struct PlanData
     std::vector<int> buffers;                        // buffer tensors
     std::vector<int> amp16Params;                    // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;                // weights bitsandbytes would quantize (quant_weights.cpp)
-    std::vector<uint8_t> mxfp4;                      // expert weights a checkpoint ships in MXFP4 (gpt-oss)
+    // lit-gpt (litgpt_model.cpp rule 5): (root, unit) of what the previous iteration's autograd graph still
+    // holds through this iteration's forward (the Linear4bit inputs bitsandbytes keeps on ctx, the logits)
+    std::vector<std::pair<int, int>> graphHeld;
+    std::vector<uint8_t> mxfp4;   // expert weights a checkpoint ships in MXFP4 (gpt-oss)
     std::vector<uint8_t> actElem; // activation element size set by fine-tuning precision (0: the policy's)
     int lossTensor = -1;          // the first graph output
     bool anyInplaceable = false;  // some unit can run inplace (evaluate compares both settings)

@@ -39,6 +39,17 @@
 //    ctx.tensors = (None, None). bitsandbytes 0.43.2 dropped it (PR #1270 "fix QLoRA mem bug: delete useless
 //    buffered activation": ctx.tensors = (None, B)); the litgpt preset models the pinned versions. Under
 //    transformers (ModelCode::Transformers) Headroom models today's bitsandbytes, which keeps nothing.
+// 5. What the previous iteration's graph holds through the next forward. fit()'s `logits` local (rule 3) keeps
+//    the previous step's autograd graph alive until `logits = model(input_ids, lm_head_chunk_size=128)` returns
+//    in the next iteration (litgpt/finetune/lora.py fit(); `loss` is rebound to a float at log_interval 1).
+//    Backward frees what save_for_backward saved (PyNode::release_variables), not a Function's ctx attributes:
+//    "If a tensor is stored directly on ctx it will unnecessarily remain alive for the lifetime of the autograd
+//    graph -- typically until the end of the iteration" (pytorch/pytorch PR #153005, docs/source/notes/
+//    extending.rst). So with rule 4 every kept Linear4bit input of the previous step, and the previous logits,
+//    exist while the next step's forward runs (timeline/forward.cpp: allocated at the iteration's start, freed
+//    when the forward returns). A steady step of the same shape then peaks at the end of its forward when
+//    those inputs outweigh what backward adds (the loss's log-probabilities and the first gradients). Inputs
+//    inside checkpointed layers are not held (a reentrant checkpoint's forward builds no graph).
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
@@ -208,7 +219,11 @@ void keepLinear4bitInputs(PlanData& p, const Model& m)
         if (!p.reqGrad[static_cast<size_t>(a)])
             continue;
         // shared storages count once: q, k and v (gate and up) read one input and keep it once
-        u.saved.push_back({SavedItem::Kind::Storage, p.root[static_cast<size_t>(a)]});
+        const int root = p.root[static_cast<size_t>(a)];
+        u.saved.push_back({SavedItem::Kind::Storage, root});
+        const int unit = static_cast<int>(&u - p.units.data());
+        if (std::none_of(p.graphHeld.begin(), p.graphHeld.end(), [&](const auto& h) { return h.first == root; }))
+            p.graphHeld.emplace_back(root, unit); // rule 5
     }
 }
 
@@ -217,6 +232,13 @@ void keepLinear4bitInputs(PlanData& p, const Model& m)
 void applyLitgptModel(PlanData& p, const Model& m)
 {
     keepLinear4bitInputs(p, m);
+    // rule 5: the previous logits too, but only beside held inputs (without them the step's own backward start,
+    // where the loss's log-probabilities exist, stays the peak: rule 3)
+    if (!p.graphHeld.empty() && p.lossTensor >= 0 && p.dynamic[static_cast<size_t>(p.lossTensor)]) {
+        const int pr = m.tensors[static_cast<size_t>(p.lossTensor)].producer;
+        p.graphHeld.emplace_back(p.root[static_cast<size_t>(p.lossTensor)],
+                                 pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1);
+    }
     std::vector<std::string> scopes;
     for (Unit& u : p.units)
         if (u.kind == UnitKind::Attention) {
