@@ -25,7 +25,7 @@
 // 3. finetune/lora.py fit(): `logits = model(input_ids, lm_head_chunk_size=128)` is a local that lives through
 //    fabric.backward(loss), so the lm_head chunks are not freed when chunked_cross_entropy has read them
 //    (timeline/loss.cpp keeps them to the end of backward; they live on until the next iteration's forward
-//    returns, which a steady step's peak at the start of backward does not see).
+//    returns, which a steady step's peak at the start of backward does not see, unless rule 5 holds them).
 // 4. With bitsandbytes 4-bit weights (--quantize bnb.nf4 / nf4-dq / fp4 / fp4-dq), every Linear4bit's input.
 //    bitsandbytes 0.41.x and 0.42.0 (lit-gpt 8641822 ran 0.41.1; litgpt's pyproject.toml pinned 0.41.0 when
 //    the config_hub figures were published in March 2024, then ==0.42.0 until December 2024)
