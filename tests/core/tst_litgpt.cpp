@@ -3,10 +3,13 @@
 // tests/data/litgpt/litgpt_truth.json, measured by make_litgpt_truth.py (lit-gpt 8641822's LoRAQKVLinear,
 // CausalSelfAttention, RMSNorm and LLaMAMLP in plain torch, saved_tensors_hooks around decoder block 1).
 // The engine reads the same network from tests/data/litgpt/tiny_llama.config.json (transformers' layout,
-// PEFT's q_proj and v_proj adapters) and applies lit-gpt's rules on it.
+// PEFT's q_proj and v_proj adapters) and applies lit-gpt's rules on it. With bitsandbytes 4-bit weights, what
+// the public config.json's sizes say lit-gpt's stack (Lightning's BitsandbytesPrecision, bnb 0.41/0.42) keeps
+// and stores, and the published nf4 / nf4-dq pair.
 #include "headroom/base/config.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/engine.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -66,6 +69,41 @@ int64_t block1Saved(int64_t batch, int64_t seq, ModelCode code)
     return saved;
 }
 
+// A published litgpt run's configuration (tests/data/external/<config>.json) under the --framework litgpt preset.
+struct LitgptRun
+{
+    Model model;
+    Config config;
+};
+
+LitgptRun litgptRun(const char* config, int64_t batch, int64_t seq, Quant quant, bool doubleQuant)
+{
+    LoadOptions load;
+    load.lora = {8, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
+    LitgptRun r{loadModel(std::string(HEADROOM_TEST_DATA) + "/external/" + config + ".json", load), Config{}};
+    Config& c = r.config;
+    c.mode = Mode::Train;
+    c.finetune.lora = load.lora;
+    c.finetune.quant = quant;
+    c.finetune.doubleQuant = doubleQuant;
+    applyFramework(Framework::Litgpt, c, kPresetDoubleQuant);
+    for (const std::string& f : loraFreezePatterns())
+        c.freeze.push_back(f);
+    c.symbols = r.model.defaultBindings();
+    c.symbols[static_cast<size_t>(r.model.batchSymbol)] = batch;
+    c.symbols[static_cast<size_t>(r.model.symbolIndex("seq"))] = seq;
+    return r;
+}
+
+int64_t layerSaved(const Model& m, const Evaluation& e, const std::string& layer)
+{
+    int64_t saved = 0;
+    for (size_t n = 0; n < m.nodes.size(); ++n)
+        if (m.nodePath(static_cast<int>(n)).rfind(layer, 0) == 0)
+            saved += e.nodes[n].savedBytes;
+    return saved;
+}
+
 } // namespace
 
 class TestLitgpt : public QObject
@@ -118,6 +156,142 @@ private slots:
         QVERIFY2(std::abs(static_cast<double>(litgpt) - want) <= 0.005 * want,
                  qPrintable(QStringLiteral("litgpt rules %1 against torch's %2").arg(litgpt).arg(want, 0, 'f', 0)));
         QVERIFY(std::abs(static_cast<double>(hf) - want) > 0.05 * want);
+    }
+
+    // bitsandbytes 0.41.1 / 0.42.0 MatMul4Bit.forward keeps its input (ctx.tensors = (A, B)) for a backward that
+    // reads only B (litgpt_model.cpp rule 4): decoder layer 1 keeps, with 4-bit weights, what it keeps without
+    // them plus each distinct Linear input once, in bf16. From the public config.json: Llama and Mistral read
+    // x_norm1 (q, k, v), the attention output (o), x_norm2 (gate, up) and silu(gate) * up (down): 3H + I;
+    // phi-1.5's parallel block reads one layernorm output for q, k, v, fc1: 2H + I.
+    void linear4bitKeepsItsInput_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<qint64>("batch");
+        QTest::addColumn<qint64>("seq");
+        QTest::addColumn<qint64>("width"); // elements per token the layer's 4-bit Linears keep
+        // lit-gpt 8641822's resource-table run (micro-batch 1 x the longest Alpaca sample, 1304 tokens)
+        QTest::newRow("Llama-2-7B B1 T1304")
+            << "meta-llama--Llama-2-7b-hf" << qint64(1) << qint64(1304) << qint64(3 * 4096 + 11008);
+        // litgpt 2024 config_hub qlora.yaml (micro-batch 2, max_seq_length 512)
+        QTest::newRow("Llama-2-7B B2 T512")
+            << "meta-llama--Llama-2-7b-hf" << qint64(2) << qint64(512) << qint64(3 * 4096 + 11008);
+        QTest::newRow("Mistral-7B B2 T512")
+            << "mistralai--Mistral-7B-v0.1" << qint64(2) << qint64(512) << qint64(3 * 4096 + 14336);
+        QTest::newRow("phi-1.5 B1 T1044")
+            << "microsoft--phi-1_5.litgpt" << qint64(1) << qint64(1044) << qint64(2 * 2048 + 8192);
+    }
+    void linear4bitKeepsItsInput()
+    {
+        QFETCH(QString, config);
+        QFETCH(qint64, batch);
+        QFETCH(qint64, seq);
+        QFETCH(qint64, width);
+        const std::string name = config.toStdString();
+        const LitgptRun q = litgptRun(name.c_str(), batch, seq, Quant::NF4, false);
+        const LitgptRun plain = litgptRun(name.c_str(), batch, seq, Quant::None, false);
+        const int64_t kept = layerSaved(q.model, evaluate(q.model, q.config), "model/layers.1/") -
+                             layerSaved(plain.model, evaluate(plain.model, plain.config), "model/layers.1/");
+        QCOMPARE(kept, width * batch * seq * 2);
+        // transformers' reading (today's bitsandbytes, PR #1270: ctx.tensors = (None, B)) keeps none of it
+        LitgptRun hf = litgptRun(name.c_str(), batch, seq, Quant::NF4, false);
+        LitgptRun hfPlain = litgptRun(name.c_str(), batch, seq, Quant::None, false);
+        hf.config.modelCode = hfPlain.config.modelCode = ModelCode::Transformers;
+        QCOMPARE(layerSaved(hf.model, evaluate(hf.model, hf.config), "model/layers.1/"),
+                 layerSaved(hfPlain.model, evaluate(hfPlain.model, hfPlain.config), "model/layers.1/"));
+    }
+
+    // Lightning's BitsandbytesPrecision patches every torch.nn.Linear while GPT(config) is built, lm_head too
+    // (transformers skips it), and quantizes from fp16: the largest dequantized weight is lm_head's, fp16 plus
+    // its bf16 copy (4 bytes per element). Linear parameters from the public config.json: L x (q, k, v, o
+    // + 3 MLP matrices) + V x H for lm_head; phi-1.5: L x (4 H^2 + 2 H I) + V x H.
+    void quantizedLinears_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<qint64>("linears");     // weight elements bnb stores in 4 bits under lit-gpt
+        QTest::addColumn<qint64>("head");        // lm_head's elements (V x H)
+        QTest::addColumn<qint64>("largestBody"); // the largest Linear but lm_head (transformers' transient)
+        QTest::newRow("Llama-2-7B") << "meta-llama--Llama-2-7b-hf"
+                                    << qint64(32) * (4 * 4096 * 4096 + 3 * 4096 * 11008) + 32000 * 4096
+                                    << qint64(32000 * 4096) << qint64(4096 * 11008);
+        QTest::newRow("Mistral-7B") << "mistralai--Mistral-7B-v0.1"
+                                    << qint64(32) * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336) +
+                                           32000 * 4096
+                                    << qint64(32000 * 4096) << qint64(4096 * 14336);
+        QTest::newRow("phi-1.5") << "microsoft--phi-1_5.litgpt"
+                                 << qint64(24) * (4 * 2048 * 2048 + 2 * 2048 * 8192) + 51200 * 2048
+                                 << qint64(51200 * 2048) << qint64(2048 * 8192);
+    }
+    void quantizedLinears()
+    {
+        QFETCH(QString, config);
+        QFETCH(qint64, linears);
+        QFETCH(qint64, head);
+        QFETCH(qint64, largestBody);
+        const std::string name = config.toStdString();
+        LitgptRun r = litgptRun(name.c_str(), 1, 64, Quant::NF4, false);
+        const FineTuneSummary s = summarizeFineTune(r.model, r.config, evaluate(r.model, r.config));
+        QCOMPARE(s.quantizedParams, linears);
+        QCOMPARE(s.dequantTransientBytes, head * 4);
+        r.config.modelCode = ModelCode::Transformers;
+        const FineTuneSummary hf = summarizeFineTune(r.model, r.config, evaluate(r.model, r.config));
+        QCOMPARE(hf.quantizedParams, linears - head);
+        QCOMPARE(hf.dequantTransientBytes, largestBody * 2);
+    }
+
+    // litgpt_model.cpp rule 5: fit()'s `logits` local keeps the previous step's graph until the next forward
+    // returns, and with it every Linear4bit input bitsandbytes stored on ctx and the previous logits. What the
+    // iteration starts with beyond weights, optimizer state and the input batch is that hold; from the public
+    // config.json: L x (3H + I) x B x T x 2 (layer 0's q/k/v input, below every adapter, is not kept; lm_head's
+    // input, H wide, takes its place) + V x B x T x 2.
+    void previousGraphHeld_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<qint64>("batch");
+        QTest::addColumn<qint64>("seq");
+        QTest::addColumn<qint64>("perToken"); // elements per token the previous graph holds
+        QTest::newRow("Llama-2-7B B2 T512")
+            << "meta-llama--Llama-2-7b-hf" << qint64(2) << qint64(512) << qint64(32) * (3 * 4096 + 11008) + 32000;
+        QTest::newRow("Mistral-7B B2 T512")
+            << "mistralai--Mistral-7B-v0.1" << qint64(2) << qint64(512) << qint64(32) * (3 * 4096 + 14336) + 32000;
+        // phi-1.5: 2H + I per layer (one layernorm output for q, k, v and fc1); its parallel block's layer 0
+        // MLP reads the layernorm of the frozen embedding, so there only dense's input (the attention output,
+        // below the q and v adapters) requires grad: 23 x (2H + I) + H, lm_head's input H, the logits V
+        QTest::newRow("phi-1.5 B1 T1044") << "microsoft--phi-1_5.litgpt" << qint64(1) << qint64(1044)
+                                          << qint64(23) * (2 * 2048 + 8192) + 2048 + 2048 + 51200;
+    }
+    void previousGraphHeld()
+    {
+        QFETCH(QString, config);
+        QFETCH(qint64, batch);
+        QFETCH(qint64, seq);
+        QFETCH(qint64, perToken);
+        const std::string name = config.toStdString();
+        const LitgptRun r = litgptRun(name.c_str(), batch, seq, Quant::NF4, false);
+        const Evaluation e = evaluate(r.model, r.config);
+        QVERIFY(!e.timeline.empty());
+        const Breakdown& b = e.memory;
+        const int64_t held = e.timeline.front().allocated -
+                             (b.weights + b.dequantTransient + b.optimizer + b.masterWeights + b.input);
+        QCOMPARE(held, perToken * batch * seq * 2);
+        // without 4-bit weights nothing is held: the step starts with weights, optimizer state and the batch
+        const LitgptRun plain = litgptRun(name.c_str(), batch, seq, Quant::None, false);
+        const Evaluation p = evaluate(plain.model, plain.config);
+        QCOMPARE(p.timeline.front().allocated, p.memory.weights + p.memory.optimizer + p.memory.input);
+    }
+
+    // The resource table's bnb.nf4 and bnb.nf4-dq runs differ by 14.14 - 13.84 = 0.30 GB (published, two
+    // decimals each: +-0.01): double quantization saves 4 - (1 + 4 / 256) bytes of absmax per 64 weights, 0.31 GB
+    // over Llama-2-7B's 6.6 G 4-bit weights, so the peak holds every 4-bit weight (a peak while the model was
+    // still 16-bit, before quantization, would show no difference). Headroom's peaks must differ by as much.
+    void doubleQuantSavingAtThePeak()
+    {
+        const LitgptRun nf4 = litgptRun("meta-llama--Llama-2-7b-hf", 1, 1304, Quant::NF4, false);
+        const LitgptRun dq = litgptRun("meta-llama--Llama-2-7b-hf", 1, 1304, Quant::NF4, true);
+        const double diff = static_cast<double>(evaluate(nf4.model, nf4.config).memory.peak -
+                                                evaluate(dq.model, dq.config).memory.peak) /
+                            1e9;
+        std::printf("nf4 - nf4-dq peak: %.4f GB (published 0.30)\n", diff);
+        QVERIFY2(std::abs(diff - 0.30) <= 0.01, qPrintable(QString::number(diff)));
     }
 };
 

@@ -109,7 +109,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
             // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
             // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
-            const QuantCost q = quantizedCost(ft, n, dims);
+            const QuantCost q = quantizedCost(ft, n, dims, dequantElemBytes(config));
             s.quantized += q.bytes;
             s.persistentWeights += q.bytes;
             s.weightBytes[static_cast<size_t>(t)] = q.bytes;

@@ -130,7 +130,10 @@ struct PlanData
     std::vector<int> buffers;                        // buffer tensors
     std::vector<int> amp16Params;                    // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;                // weights bitsandbytes would quantize (quant_weights.cpp)
-    std::vector<uint8_t> mxfp4;                      // expert weights a checkpoint ships in MXFP4 (gpt-oss)
+    // lit-gpt (litgpt_model.cpp rule 5): (root, unit) of what the previous iteration's autograd graph still
+    // holds through this iteration's forward (the Linear4bit inputs bitsandbytes keeps on ctx, the logits)
+    std::vector<std::pair<int, int>> graphHeld;
+    std::vector<uint8_t> mxfp4;   // expert weights a checkpoint ships in MXFP4 (gpt-oss)
     std::vector<uint8_t> actElem; // activation element size set by fine-tuning precision (0: the policy's)
     int lossTensor = -1;          // the first graph output
     bool anyInplaceable = false;  // some unit can run inplace (evaluate compares both settings)
@@ -155,7 +158,8 @@ bool isViewOp(const std::string& op) noexcept;
 // loss's log_softmax (timeline/loss.cpp) reads it.
 bool logSoftmaxKeepsInput(TorchVersion torch) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
-std::vector<uint8_t> quantizableWeights(const Model& model);
+// outputLayerToo: lit-gpt's BitsandbytesPrecision also quantizes lm_head (transformers keeps it 16-bit).
+std::vector<uint8_t> quantizableWeights(const Model& model, bool outputLayerToo);
 std::vector<uint8_t> mxfp4Weights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
 // A quantized weight's bytes and its dequantized transient: 2D [in, out] one Linear; 3D routed experts [E, K, N]
@@ -165,7 +169,11 @@ struct QuantCost
 {
     int64_t bytes = 0, transient = 0;
 };
-QuantCost quantizedCost(const FineTune& finetune, int64_t numel, const std::vector<int64_t>& dims);
+QuantCost quantizedCost(const FineTune& finetune, int64_t numel, const std::vector<int64_t>& dims, int dequantElem);
+// Bytes per element of a 4/8-bit matmul's dequantized weight at its largest (quant_weights.cpp).
+int dequantElemBytes(const Config& config);
+// The stored weight a MatMul reads through the exporter's Transpose and aliases (-1: not a stored tensor).
+int storedWeight(const Model& model, int weightInput);
 // A LoRA adapter's element size (4: PEFT's default fp32, 2: --lora dtype=bf16|fp16); 0 for other tensors.
 int adapterElemBytes(const Config& config, const Tensor& tensor);
 bool isAdapterTensor(const Tensor& tensor);

@@ -134,7 +134,7 @@ void initPlan(PlanData& p, const Model& m, const PlanOptions& options)
     p.paramSources.assign(nT, {});
     p.consumerUnits.assign(nT, {});
     p.unitOfNode.assign(nN, -1);
-    p.quantizable = quantizableWeights(m);
+    p.quantizable = quantizableWeights(m, options.litgptModel);
     p.mxfp4 = mxfp4Weights(m);
     for (size_t t = 0; t < nT; ++t)
         p.root[t] = static_cast<int>(t);

@@ -43,7 +43,7 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
         }
         s.frozenParams += n;
         if (ft.quant != Quant::None && p.quantizable[i]) {
-            const QuantCost q = quantizedCost(ft, n, dimsOf(tensor));
+            const QuantCost q = quantizedCost(ft, n, dimsOf(tensor), dequantElemBytes(config));
             s.quantizedBytes += q.bytes;
             s.quantizedParams += n;
             s.frozenBytes += q.bytes;
@@ -78,7 +78,7 @@ std::vector<uint8_t> fourBitWeights(const Model& model, const Config& config)
 {
     if (config.finetune.quant != Quant::NF4 && config.finetune.quant != Quant::FP4)
         return {};
-    return quantizableWeights(model);
+    return quantizableWeights(model, config.modelCode == ModelCode::Litgpt);
 }
 
 } // namespace headroom

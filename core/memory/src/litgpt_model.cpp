@@ -25,7 +25,31 @@
 // 3. finetune/lora.py fit(): `logits = model(input_ids, lm_head_chunk_size=128)` is a local that lives through
 //    fabric.backward(loss), so the lm_head chunks are not freed when chunked_cross_entropy has read them
 //    (timeline/loss.cpp keeps them to the end of backward; they live on until the next iteration's forward
-//    returns, which a steady step's peak at the start of backward does not see).
+//    returns, which a steady step's peak at the start of backward does not see, unless rule 5 holds them).
+// 4. With bitsandbytes 4-bit weights (--quantize bnb.nf4 / nf4-dq / fp4 / fp4-dq), every Linear4bit's input.
+//    bitsandbytes 0.41.x and 0.42.0 (lit-gpt 8641822 ran 0.41.1; litgpt's pyproject.toml pinned 0.41.0 when
+//    the config_hub figures were published in March 2024, then ==0.42.0 until December 2024)
+//    autograd/_functions.py MatMul4Bit.forward:
+//    `if any(ctx.needs_input_grad[:2]): ctx.tensors = (A, B)`, while backward uses only B (grad_A =
+//    grad_output @ dequantize_4bit(B).t(); grad_B is not supported): A, the Linear's input, lives until the
+//    Linear's backward, where a frozen torch Linear (F.linear, derivatives.yaml: input only for the weight's
+//    gradient) keeps nothing. Per Llama layer that is the q/k/v input, the attention output, the gate/up
+//    input and silu(gate) * up, plus lm_head's input (Lightning quantizes lm_head too: quant_weights.cpp).
+//    A that does not require grad (layer 0's q/k/v input, below every adapter) is not kept:
+//    ctx.tensors = (None, None). bitsandbytes 0.43.2 dropped it (PR #1270 "fix QLoRA mem bug: delete useless
+//    buffered activation": ctx.tensors = (None, B)); the litgpt preset models the pinned versions. Under
+//    transformers (ModelCode::Transformers) Headroom models today's bitsandbytes, which keeps nothing.
+// 5. What the previous iteration's graph holds through the next forward. fit()'s `logits` local (rule 3) keeps
+//    the previous step's autograd graph alive until `logits = model(input_ids, lm_head_chunk_size=128)` returns
+//    in the next iteration (litgpt/finetune/lora.py fit(); `loss` is rebound to a float at log_interval 1).
+//    Backward frees what save_for_backward saved (PyNode::release_variables), not a Function's ctx attributes:
+//    "If a tensor is stored directly on ctx it will unnecessarily remain alive for the lifetime of the autograd
+//    graph -- typically until the end of the iteration" (pytorch/pytorch PR #153005, docs/source/notes/
+//    extending.rst). So with rule 4 every kept Linear4bit input of the previous step, and the previous logits,
+//    exist while the next step's forward runs (timeline/forward.cpp: allocated at the iteration's start, freed
+//    when the forward returns). A steady step of the same shape then peaks at the end of its forward when
+//    those inputs outweigh what backward adds (the loss's log-probabilities and the first gradients). Inputs
+//    inside checkpointed layers are not held (a reentrant checkpoint's forward builds no graph).
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
@@ -177,10 +201,44 @@ std::string pinFusedQkv(PlanData& p, const Model& m, Unit& u)
     return scope;
 }
 
+// Rule 4: MatMul4Bit (bitsandbytes < 0.43.2) keeps its input A whenever A requires grad.
+void keepLinear4bitInputs(PlanData& p, const Model& m)
+{
+    if (p.options.quant != Quant::NF4 && p.options.quant != Quant::FP4)
+        return;
+    for (Unit& u : p.units) {
+        if (u.kind != UnitKind::Op || u.head < 0)
+            continue;
+        const Node& n = m.nodes[static_cast<size_t>(u.head)];
+        if (n.op != "MatMul" || n.inputs.size() != 2 || n.inputs[0] < 0)
+            continue;
+        const int w = storedWeight(m, n.inputs[1]);
+        if (w < 0 || static_cast<size_t>(w) >= p.quantizable.size() || !p.quantizable[static_cast<size_t>(w)])
+            continue;
+        const int a = n.inputs[0];
+        if (!p.reqGrad[static_cast<size_t>(a)])
+            continue;
+        // shared storages count once: q, k and v (gate and up) read one input and keep it once
+        const int root = p.root[static_cast<size_t>(a)];
+        u.saved.push_back({SavedItem::Kind::Storage, root});
+        const int unit = static_cast<int>(&u - p.units.data());
+        if (std::none_of(p.graphHeld.begin(), p.graphHeld.end(), [&](const auto& h) { return h.first == root; }))
+            p.graphHeld.emplace_back(root, unit); // rule 5
+    }
+}
+
 } // namespace
 
 void applyLitgptModel(PlanData& p, const Model& m)
 {
+    keepLinear4bitInputs(p, m);
+    // rule 5: the previous logits too, but only beside held inputs (without them the step's own backward start,
+    // where the loss's log-probabilities exist, stays the peak: rule 3)
+    if (!p.graphHeld.empty() && p.lossTensor >= 0 && p.dynamic[static_cast<size_t>(p.lossTensor)]) {
+        const int pr = m.tensors[static_cast<size_t>(p.lossTensor)].producer;
+        p.graphHeld.emplace_back(p.root[static_cast<size_t>(p.lossTensor)],
+                                 pr >= 0 ? p.unitOfNode[static_cast<size_t>(pr)] : -1);
+    }
     std::vector<std::string> scopes;
     for (Unit& u : p.units)
         if (u.kind == UnitKind::Attention) {

@@ -61,6 +61,8 @@ int loraCast(const Node& n)
     return 0;
 }
 
+} // namespace
+
 // The stored weight behind a MatMul's second input (through the exporter's Transpose and aliases).
 int storedWeight(const Model& m, int w)
 {
@@ -76,6 +78,8 @@ int storedWeight(const Model& m, int w)
     }
     return t->aliasOf >= 0 ? t->aliasOf : w;
 }
+
+namespace {
 
 // The base Linear's output a LoRA add starts from: the Add named lora_add takes it as its first input.
 int baseOutputOf(const Model& m, const Node& cast, int kind)

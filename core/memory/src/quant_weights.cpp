@@ -5,13 +5,20 @@
 // [E, K, N] weights) are quantized too: transformers 4.x holds them as per-expert nn.Linear, each a Linear4bit
 // (unsloth PR #6936 on gpt-oss bnb-4bit: "per-expert Linear4bit lists"); the 64-value blocks cost the same
 // whether the experts are stored one by one or as one tensor.
+// lit-gpt's runs (ModelCode::Litgpt) are quantized by Lightning's BitsandbytesPrecision instead
+// (lightning/fabric/plugins/precision/bitsandbytes.py at 71aed751, lit-gpt 8641822's pin; b19c3a9, litgpt's pin in
+// March 2024, and 2.3/2.4 do the same through quantize_ / quantize):
+// init_context patches torch.nn.Linear with _NF4Linear & co. while GPT(config) is built
+// (_ClassReplacementContextManager, no ignore_modules in finetune/lora.py), so lm_head becomes a Linear4bit too; its
+// _quantize_weight quantizes `weight.contiguous().to(device="cuda", dtype=torch.half)`, so the quant_state's dtype is
+// fp16 and MatMul4Bit's F.dequantize_4bit(B, state).to(A.dtype) makes an fp16 weight and then a bf16 copy.
 #include "engine_internal.h"
 
 #include <algorithm>
 
 namespace headroom {
 
-std::vector<uint8_t> quantizableWeights(const Model& m)
+std::vector<uint8_t> quantizableWeights(const Model& m, bool outputLayerToo)
 {
     std::vector<uint8_t> flag(m.tensors.size(), 0);
     auto isOutput = [&](int t) { return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end(); };
@@ -44,7 +51,8 @@ std::vector<uint8_t> quantizableWeights(const Model& m)
         const bool outputLayer = nd.outputs.size() == 1 && nd.outputs[0] >= 0 && isOutput(nd.outputs[0]);
         const bool embedding = std::any_of(wt->consumers.begin(), wt->consumers.end(),
                                            [&](int c) { return m.nodes[static_cast<size_t>(c)].op == "Gather"; });
-        if (outputLayer || embedding || m.nodePath(static_cast<int>(n)).find("lm_head") != std::string::npos)
+        if (embedding ||
+            (!outputLayerToo && (outputLayer || m.nodePath(static_cast<int>(n)).find("lm_head") != std::string::npos)))
             continue;
         if (m.nodePath(static_cast<int>(n)).find("lora_") != std::string::npos) // PEFT's adapters stay float
             continue;
@@ -72,11 +80,22 @@ int64_t quantizedBytes(const FineTune& f, int64_t numel, int64_t rows)
     return quant4bitBytes(numel, f.doubleQuant);
 }
 
-QuantCost quantizedCost(const FineTune& f, int64_t numel, const std::vector<int64_t>& dims)
+QuantCost quantizedCost(const FineTune& f, int64_t numel, const std::vector<int64_t>& dims, int dequantElem)
 {
     const bool experts = dims.size() == 3 && dims[0] > 0;
     const int64_t rows = dims.size() == 2 ? dims[1] : experts ? dims[0] * dims[2] : 1;
-    return {quantizedBytes(f, numel, rows), checkedMul(experts ? numel / dims[0] : numel, f.computeBytes).value_or(0)};
+    return {quantizedBytes(f, numel, rows), checkedMul(experts ? numel / dims[0] : numel, dequantElem).value_or(0)};
+}
+
+int dequantElemBytes(const Config& c)
+{
+    const int compute = c.finetune.computeBytes;
+    const bool fourBit = c.finetune.quant == Quant::NF4 || c.finetune.quant == Quant::FP4;
+    if (c.modelCode != ModelCode::Litgpt || !fourBit)
+        return compute; // transformers quantizes the loaded 16-bit weight: the state's dtype is the compute one
+    // Lightning's fp16 quant_state (above): the fp16 dequantized weight and its compute-dtype copy exist
+    // together inside .to(A.dtype); one fp16 weight when the run computes in fp16 (16-true: .to is a no-op)
+    return c.dtype == DtypePolicy::FP16 && compute == 2 ? 2 : 2 + compute;
 }
 
 } // namespace headroom

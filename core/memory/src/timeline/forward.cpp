@@ -64,6 +64,13 @@ void setup(Iteration& w)
     if (w.rec.positive(of(SizeRef::Kind::PersistentOptimizer)))
         w.rec.alloc(of(SizeRef::Kind::PersistentOptimizer), Category::Optimizer, -1, 1);
     holdAccumulatedGradients(w);
+    // lit-gpt with bnb before 0.43.2 (litgpt_model.cpp rule 5): the previous step's graph, alive until this
+    // step's forward returns, holds its Linear4bit inputs and its logits
+    w.previousGraph.clear();
+    if (w.train)
+        for (const auto& [root, unit] : w.plan.graphHeld)
+            if (unit < 0 || !w.checkpointed(static_cast<size_t>(unit)))
+                w.previousGraph.push_back(w.rec.alloc(act(root), Category::Activations, root, 1));
     for (int t : w.model.inputs) {
         const int rt = w.root(t);
         const size_t r = static_cast<size_t>(rt);
@@ -87,6 +94,9 @@ void forward(Iteration& w)
         packSegmentInputs(w, u); // activation offloading (offload.cpp)
         forwardUnit(w, u, false, -1);
         packUnitSaves(w, u);
+        if (u + 1 == w.nU) // the model has returned: `logits = model(...)` drops the previous graph
+            for (int id : w.previousGraph)
+                w.rec.decref(id);
         w.rec.end();
     }
 }

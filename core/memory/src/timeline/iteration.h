@@ -56,6 +56,7 @@ struct Iteration
     std::vector<int> paramGrad;               // gradient buffer per parameter
     std::vector<uint8_t> gradPre;             // gradient exists before backward (accumulation)
     std::vector<std::vector<int>> unitExtras; // per unit: its saved extras (statistics, masks)
+    std::vector<int> previousGraph; // lit-gpt: what the previous iteration's graph holds (PlanData::graphHeld)
     // loss.cpp, backward.cpp: the gradients
     std::vector<int> gradBuf;     // gradient buffer per tensor
     bool lossHasGrad = false;     // the loss output gets a gradient: backward runs
