@@ -182,6 +182,9 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         auto v = value(a);
         o.config.loss = choice(a, v, parseLoss(v), "ce, mse, none, chunked-ce, fused-linear-ce, chunked-ce-16");
         o.presetUserSet |= kPresetLoss;
+    } else if (a == "--torch") {
+        auto v = value(a);
+        o.config.torch = choice(a, v, parseTorchVersion(v), "2, 1.13, 1.10");
     } else if (a == "--framework") {
         auto v = value(a);
         o.framework = choice(a, v, parseFramework(v), "hf, torchtune, litgpt");

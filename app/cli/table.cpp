@@ -166,6 +166,8 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
     if (cfg.framework != Framework::HF) // the preset's name, where one was applied (hf: as before)
         out << toString(cfg.framework) << " preset, ";
     out << toString(cfg.mode) << ", " << toString(cfg.dtype);
+    if (cfg.torch != TorchVersion::V2) // an older release's formulas (--torch): named; 2.x prints as before
+        out << ", PyTorch " << toString(cfg.torch);
     if (cfg.mode == Mode::Train)
         out << ", " << toString(cfg.optimizer) << ", loss " << toString(cfg.loss);
     if (cfg.checkpointSegments > 1)

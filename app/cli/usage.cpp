@@ -34,7 +34,8 @@ Training set-up
                          dtype: the adapters', default fp32 as PEFT keeps them;
                          target_parameters=mlp.experts.gate_up_proj,...: 3D experts, PEFT's ParamWrapper)
   --hot-expert-share F   MoE: the hottest expert's share of the tokens (default balanced, k/E)
-  --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA)
+  --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA; with --framework litgpt
+                         the output layer too, as Lightning's BitsandbytesPrecision converts it)
   --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
   --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
   --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
@@ -47,6 +48,9 @@ Training set-up
                          torchtune: bf16, adamw, chunked-ce, --grad-checkpoint layers, bf16 adapters, no k-bit
                          prep, NF4 double-quantized; litgpt: bf16, adamw (paged-adamw with --quant), chunked-ce-16,
                          no checkpointing, bf16 adapters, no k-bit prep
+  --torch 2|1.13|1.10    the PyTorch release whose autograd formulas and defaults run the step (default 2):
+                         before 2.0 no SDPA, zero_grad() keeps the gradients, optimizers loop per parameter;
+                         1.10 (and before) softmax and log_softmax also keep their input for backward
 Hardware
   --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
   --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)

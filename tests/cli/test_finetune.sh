@@ -129,5 +129,33 @@ check "warning names the switch" grep -q -- "--offload-activations: needs activa
 check "help names it" expect_exit 0 --help
 check "help: --offload-activations" grep -q -- "--offload-activations" "$tmp/out"
 
+# --torch: an older PyTorch's formulas (config.cpp kTorchDefaults, saved_rules.cpp kOlderRules). The truth is
+# the Hugging Face single-GPU guide's bert-large run (external/measured.jsonl hf-bert-large-fp32-bs4, Jan 2022,
+# PyTorch 1.10 on a V100): NVML 14949 MiB = the CUDA context measured alone (1343 MiB, hf-bert-large-load-only)
+# + max reserved; Headroom's reserved peak + that context within [-5 %, +10 %] of it, as tst_published asserts.
+bert="$data/external/google-bert--bert-large-uncased.json"
+bertrun=(--batch 4 --set seq=512 --dtype fp32 --optimizer adamw --attention eager --gpu "Tesla V100 16 GB")
+check "torch 1.10 exits 0" expect_exit 0 "$bert" "${bertrun[@]}" --torch 1.10 --json
+within_nvml() {
+  python3 - "$tmp/out" "$1" "$2" <<'PY' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = (d["memory"]["reserved_peak"] + 1343 * 2**20) / 2**20
+lo, hi = float(sys.argv[2]), float(sys.argv[3])
+ok = lo <= (got - 14949) / 14949 * 100 <= hi
+print(f"  NVML {got:.0f} MiB against 14949 measured ({(got - 14949) / 14949 * 100:+.1f} %)") if not ok else None
+sys.exit(0 if ok else 1)
+PY
+}
+check "torch 1.10: the V100 run within [-5 %, +10 %]" within_nvml -5 10
+check "torch 1.10 echoed" json_field pytorch '"1.10"'
+# PyTorch 2's formulas on the same run: no softmax input kept, gradients freed by zero_grad, foreach AdamW
+check "torch 2 exits 0" expect_exit 0 "$bert" "${bertrun[@]}" --json
+check "torch 2 reads the 2022 run low (-16 %): the version matters" within_nvml -30 -10
+check "table names the release" expect_exit 0 "$bert" "${bertrun[@]}" --torch 1.13
+check "table: PyTorch 1.13" grep -q "^Config   train, fp32, PyTorch 1.13, adamw" "$tmp/out"
+check "unknown release: one line" expect_exit 2 "$bert" --torch 1.9
+check "names the flag and the choices" one_line_naming "--torch: unknown value '1.9' (one of 2, 1.13, 1.10)"
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]
