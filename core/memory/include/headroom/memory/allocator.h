@@ -64,6 +64,7 @@ public:
     int64_t retries() const;
 
 private:
+    friend struct ModelReplay; // allocator.cpp's replay loop, which reads the state without a call per event
     struct Impl;
     Impl* d;
 };
