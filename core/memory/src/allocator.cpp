@@ -680,7 +680,11 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
         }
         dense = dense && maxId < int64_t(2 * n + 16);
     }
-    std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
+    // Dense ids under a caching mode map straight to their blocks: no handle in between, one table less
+    // to read per free.
+    const bool direct = dense && mode != AllocatorMode::Exact;
+    std::vector<Block*> blockAt(direct ? size_t(maxId + 1) : 0, nullptr);
+    std::vector<int64_t> handleAt(dense && !direct ? size_t(maxId + 1) : 0, -1);
     std::unordered_map<int64_t, int64_t> handleOf;
     if (!dense)
         handleOf.reserve(n);
@@ -695,13 +699,25 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
     for (size_t i = 0; i < n; ++i) {
         const int64_t id = events.id(i);
         if (events.alloc(i)) {
-            const int64_t h = model.allocate(events.bytes(i));
-            if (dense)
-                handleAt[size_t(id)] = h;
-            else
-                handleOf[id] = h;
+            if (direct) {
+                // Impl::allocate without the handle (PyTorch never calls the allocator for an empty tensor).
+                const int64_t bytes = events.bytes(i);
+                blockAt[size_t(id)] = bytes > 0 ? model.malloc(bytes) : nullptr;
+                model.updatePeaks();
+            } else {
+                const int64_t h = model.allocate(events.bytes(i));
+                if (dense)
+                    handleAt[size_t(id)] = h;
+                else
+                    handleOf[id] = h;
+            }
             if (stats.oomEvent < 0 && model.oom)
                 stats.oomEvent = int64_t(i);
+        } else if (direct) {
+            if (Block*& b = blockAt[size_t(id)]) {
+                model.freeBlock(b);
+                b = nullptr;
+            }
         } else if (dense) {
             if (int64_t& h = handleAt[size_t(id)]; h >= 0) {
                 model.free(h);
