@@ -3,7 +3,8 @@
 // size, then address): every query (best fit, the walk past it, both full walks) answers the same, over random
 // operation sequences and over a best-fit allocator replaying the events of every model in tests/data. The
 // index is a pure optimisation of the set: any divergence changes reserved figures, so this fails first.
-// Last, the tick's replay (the program's op stream, evaluate()) against the event-by-event replay (replay()).
+// Last, the replay loop's shortcuts against the model driven one call per event, and the tick's replay (the
+// program's op stream, evaluate()) against replay() over the evaluation's events.
 #include "free_index.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/allocator.h"
@@ -217,6 +218,64 @@ QStringList dataModels()
     return files;
 }
 
+// replay() as the model's public interface runs it, one call per event and a handle per buffer: the
+// event-by-event path the replay loop's shortcuts (ids straight to blocks, the early stop) must match.
+AllocatorStats byHandles(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options)
+{
+    CachingAllocatorModel model(mode, options);
+    if (options.preallocated > 0)
+        model.allocate(options.preallocated);
+    std::map<int64_t, int64_t> handles;
+    AllocatorStats s;
+    int64_t allocatedAtPeak = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+        const AllocEvent& e = events[i];
+        if (e.kind == AllocEvent::Kind::Alloc) {
+            handles[e.id] = model.allocate(e.bytes);
+            if (s.oomEvent < 0 && model.outOfMemory())
+                s.oomEvent = int64_t(i);
+        } else if (auto it = handles.find(e.id); it != handles.end()) {
+            model.free(it->second);
+            handles.erase(it);
+        }
+        s.reservedAfter.push_back(model.reserved());
+        s.allocatedAfter.push_back(model.allocated());
+        if (model.reserved() > s.reservedPeak) {
+            s.reservedPeak = model.reserved();
+            allocatedAtPeak = model.allocated();
+        }
+    }
+    s.allocatedPeak = model.maxAllocated();
+    s.reservedPeak = model.maxReserved();
+    s.reservedFinal = model.reserved();
+    s.allocatedFinal = model.allocated();
+    s.segments = model.deviceAllocs();
+    s.allocRetries = model.retries();
+    s.fragmentation = s.reservedPeak > 0 ? 1.0 - double(allocatedAtPeak) / double(s.reservedPeak) : 0.0;
+    return s;
+}
+
+QString compareStats(const AllocatorStats& a, const AllocatorStats& b)
+{
+    const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
+        {"allocatedPeak", {a.allocatedPeak, b.allocatedPeak}},
+        {"reservedPeak", {a.reservedPeak, b.reservedPeak}},
+        {"reservedFinal", {a.reservedFinal, b.reservedFinal}},
+        {"allocatedFinal", {a.allocatedFinal, b.allocatedFinal}},
+        {"segments", {a.segments, b.segments}},
+        {"allocRetries", {a.allocRetries, b.allocRetries}},
+        {"oomEvent", {a.oomEvent, b.oomEvent}},
+    };
+    for (const auto& [name, v] : fields)
+        if (v.first != v.second)
+            return QStringLiteral("%1: %2 against %3").arg(QLatin1String(name)).arg(v.first).arg(v.second);
+    if (a.fragmentation != b.fragmentation)
+        return QStringLiteral("fragmentation: %1 against %2").arg(a.fragmentation).arg(b.fragmentation);
+    if (a.reservedAfter != b.reservedAfter || a.allocatedAfter != b.allocatedAfter)
+        return QStringLiteral("per-event figures differ");
+    return {};
+}
+
 Config trainingConfig(const Model& m, AllocatorMode mode)
 {
     Config c;
@@ -342,6 +401,49 @@ private slots:
             const AllocatorStats s = replay(e.events, mode, options);
             QCOMPARE(e.memory.reservedPeak, std::max(e.memory.peak, s.reservedPeak));
             QCOMPARE(qint64(s.reservedAfter.size()), qint64(e.events.size()));
+        }
+    }
+
+    // The replay loop (replay(): dense ids straight to their blocks, sparse ids through a hash map, the early
+    // stop of a fit test) against the model driven one public call per event, over every model's step under
+    // each allocator setting that takes another path: expandable segments, max_split_size, a device limit
+    // that forces cached segments back and one that runs out.
+    void replayMatchesEventByEvent_data() { modelTraces_data(); }
+    void replayMatchesEventByEvent()
+    {
+        QFETCH(QString, file);
+        const Model m = loadModel(file.toStdString());
+        const Evaluation e = evaluate(m, trainingConfig(m, AllocatorMode::Caching));
+        std::vector<AllocEvent> sparse = e.events;
+        for (AllocEvent& ev : sparse)
+            ev.id = ev.id * 7919 + 1000003; // no longer dense: the hash-map path
+        const int64_t unconstrained = replay(e.events, AllocatorMode::Caching).reservedPeak;
+        struct Setting
+        {
+            const char* name;
+            AllocatorMode mode;
+            AllocatorOptions options;
+        };
+        std::vector<Setting> settings(5, Setting{"caching", AllocatorMode::Caching, {}});
+        settings[1] = {"expandable", AllocatorMode::Expandable, {}};
+        settings[2].name = "max_split_size 4 MiB, workspace";
+        settings[2].options.maxSplitSize = int64_t(4) << 20;
+        settings[2].options.preallocated = int64_t(8) << 20;
+        settings[3].name = "capacity 90 %";
+        settings[3].options.capacity = unconstrained * 9 / 10;
+        settings[4].name = "capacity 40 %";
+        settings[4].options.capacity = unconstrained * 4 / 10;
+        for (const Setting& s : settings) {
+            const AllocatorStats reference = byHandles(e.events, s.mode, s.options);
+            QVERIFY2(compareStats(replay(e.events, s.mode, s.options), reference).isEmpty(), s.name);
+            QVERIFY2(compareStats(replay(sparse, s.mode, s.options), reference).isEmpty(), s.name);
+            AllocatorOptions stop = s.options;
+            stop.stopAtOom = true;
+            stop.perEvent = false;
+            const AllocatorStats early = replay(e.events, s.mode, stop);
+            QCOMPARE(early.oomEvent, reference.oomEvent);
+            if (reference.oomEvent < 0)
+                QCOMPARE(early.reservedPeak, reference.reservedPeak);
         }
     }
 };

@@ -671,7 +671,7 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
     // a hash map for anything else.
     const size_t n = events.size();
     int64_t maxId = events.idBound() - 1;
-    bool dense = events.idBound() >= 0;
+    bool dense = true;
     if (events.idBound() < 0) {
         for (size_t i = 0; i < n; ++i) {
             const int64_t id = events.id(i);
@@ -696,7 +696,12 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
     int64_t allocatedAtReservedPeak = 0;
     if (options.preallocated > 0)
         model.allocate(options.preallocated);
-    for (size_t i = 0; i < n; ++i) {
+    size_t end = n;
+    if (options.stopAtOom && model.oom) {
+        stats.oomEvent = 0;
+        end = 0;
+    }
+    for (size_t i = 0; i < end; ++i) {
         const int64_t id = events.id(i);
         if (events.alloc(i)) {
             if (direct) {
@@ -711,8 +716,11 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
                 else
                     handleOf[id] = h;
             }
-            if (stats.oomEvent < 0 && model.oom)
+            if (stats.oomEvent < 0 && model.oom) {
                 stats.oomEvent = int64_t(i);
+                if (options.stopAtOom)
+                    break;
+            }
         } else if (direct) {
             if (Block*& b = blockAt[size_t(id)]) {
                 model.freeBlock(b);
