@@ -414,9 +414,12 @@ private slots:
         QFETCH(QString, file);
         const Model m = loadModel(file.toStdString());
         const Evaluation e = evaluate(m, trainingConfig(m, AllocatorMode::Caching));
-        std::vector<AllocEvent> sparse = e.events;
+        // Other ids: far apart (the hash map's path), and every other one so (both paths in one replay).
+        std::vector<AllocEvent> sparse = e.events, mixed = e.events;
         for (AllocEvent& ev : sparse)
-            ev.id = ev.id * 7919 + 1000003; // no longer dense: the hash-map path
+            ev.id = ev.id * 7919 + 1000003;
+        for (AllocEvent& ev : mixed)
+            ev.id = ev.id % 2 ? ev.id * 7919 + 1000003 : ev.id;
         const int64_t unconstrained = replay(e.events, AllocatorMode::Caching).reservedPeak;
         struct Setting
         {
@@ -424,8 +427,9 @@ private slots:
             AllocatorMode mode;
             AllocatorOptions options;
         };
-        std::vector<Setting> settings(5, Setting{"caching", AllocatorMode::Caching, {}});
+        std::vector<Setting> settings(6, Setting{"caching", AllocatorMode::Caching, {}});
         settings[1] = {"expandable", AllocatorMode::Expandable, {}};
+        settings[5] = {"exact", AllocatorMode::Exact, {}};
         settings[2].name = "max_split_size 4 MiB, workspace";
         settings[2].options.maxSplitSize = int64_t(4) << 20;
         settings[2].options.preallocated = int64_t(8) << 20;
@@ -437,6 +441,7 @@ private slots:
             const AllocatorStats reference = byHandles(e.events, s.mode, s.options);
             QVERIFY2(compareStats(replay(e.events, s.mode, s.options), reference).isEmpty(), s.name);
             QVERIFY2(compareStats(replay(sparse, s.mode, s.options), reference).isEmpty(), s.name);
+            QVERIFY2(compareStats(replay(mixed, s.mode, s.options), reference).isEmpty(), s.name);
             AllocatorOptions stop = s.options;
             stop.stopAtOom = true;
             stop.perEvent = false;

@@ -667,27 +667,24 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
 {
     CachingAllocatorModel holder(mode, options);
     CachingAllocatorModel::Impl& model = *holder.d;
-    // Buffer ids -> handles: a flat table when the ids are dense (the engine numbers its buffers 0..n-1),
-    // a hash map for anything else.
+    // Buffer ids -> what the model gave them. Ids in [0, bound) (the engine numbers its buffers 0..n-1) index
+    // a flat table grown as they come: under a caching mode it holds the block itself (no handle in between,
+    // one table less to read per free), in Exact mode the handle. Any other id goes through a hash map of
+    // handles. An id always takes the same way, so the model sees the same calls either way, and no pass
+    // over the stream is needed first to find out whether its ids are dense.
     const size_t n = events.size();
-    int64_t maxId = events.idBound() - 1;
-    bool dense = true;
-    if (events.idBound() < 0) {
-        for (size_t i = 0; i < n; ++i) {
-            const int64_t id = events.id(i);
-            dense = dense && id >= 0;
-            maxId = std::max(maxId, id);
-        }
-        dense = dense && maxId < int64_t(2 * n + 16);
-    }
-    // Dense ids under a caching mode map straight to their blocks: no handle in between, one table less
-    // to read per free.
-    const bool direct = dense && mode != AllocatorMode::Exact;
-    std::vector<Block*> blockAt(direct ? size_t(maxId + 1) : 0, nullptr);
-    std::vector<int64_t> handleAt(dense && !direct ? size_t(maxId + 1) : 0, -1);
+    const int64_t bound = events.idBound() >= 0 ? events.idBound() : int64_t(2 * n + 16);
+    const bool direct = mode != AllocatorMode::Exact;
+    const size_t initial = size_t(std::min<int64_t>(bound, int64_t(n / 2 + 16)));
+    std::vector<Block*> blockAt(direct ? initial : 0, nullptr);
+    std::vector<int64_t> handleAt(direct ? 0 : initial, -1);
     std::unordered_map<int64_t, int64_t> handleOf;
-    if (!dense)
-        handleOf.reserve(n);
+    auto slot = [](auto& table, int64_t id, auto empty) -> auto&
+    {
+        if (size_t(id) >= table.size())
+            table.resize(std::max(size_t(id) + 1, 2 * table.size()), empty);
+        return table[size_t(id)];
+    };
     AllocatorStats stats;
     if (options.perEvent) {
         stats.reservedAfter.reserve(n);
@@ -703,16 +700,17 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
     }
     for (size_t i = 0; i < end; ++i) {
         const int64_t id = events.id(i);
+        const bool inTable = id >= 0 && id < bound;
         if (events.alloc(i)) {
-            if (direct) {
+            if (inTable && direct) {
                 // Impl::allocate without the handle (PyTorch never calls the allocator for an empty tensor).
                 const int64_t bytes = events.bytes(i);
-                blockAt[size_t(id)] = bytes > 0 ? model.malloc(bytes) : nullptr;
+                slot(blockAt, id, nullptr) = bytes > 0 ? model.malloc(bytes) : nullptr;
                 model.updatePeaks();
             } else {
                 const int64_t h = model.allocate(events.bytes(i));
-                if (dense)
-                    handleAt[size_t(id)] = h;
+                if (inTable)
+                    slot(handleAt, id, int64_t(-1)) = h;
                 else
                     handleOf[id] = h;
             }
@@ -721,13 +719,13 @@ AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const 
                 if (options.stopAtOom)
                     break;
             }
-        } else if (direct) {
-            if (Block*& b = blockAt[size_t(id)]) {
+        } else if (inTable && direct) {
+            if (Block*& b = slot(blockAt, id, nullptr)) {
                 model.freeBlock(b);
                 b = nullptr;
             }
-        } else if (dense) {
-            if (int64_t& h = handleAt[size_t(id)]; h >= 0) {
+        } else if (inTable) {
+            if (int64_t& h = slot(handleAt, id, int64_t(-1)); h >= 0) {
                 model.free(h);
                 h = -1;
             }
