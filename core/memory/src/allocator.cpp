@@ -3,6 +3,7 @@
 // Function names follow the original (get_free_block, should_split, alloc_block, ...) so that a reader can
 // check each rule against it.
 #include "headroom/memory/allocator.h"
+#include "free_index.h"
 
 #include <algorithm>
 #include <array>
@@ -29,6 +30,19 @@ constexpr int64_t kExpandableAddressSpace = int64_t(1) << 50;
 
 int64_t ceilTo(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
 
+// roundSize / segmentSizeFor, here with internal linkage so that malloc inlines them (a public function of a
+// -fPIC object is called, not inlined, as it could be interposed).
+int64_t roundedSize(int64_t bytes) { return bytes < kMinBlockSize ? kMinBlockSize : ceilTo(bytes, kMinBlockSize); }
+int64_t segmentSize(int64_t bytes)
+{
+    const int64_t size = roundedSize(bytes);
+    if (size <= kSmallSize)
+        return kSmallBuffer;
+    if (size < kMinLargeAlloc)
+        return kLargeBuffer;
+    return ceilTo(size, kRoundLarge);
+}
+
 struct Pool;
 struct Segment
 {
@@ -47,169 +61,17 @@ struct Block
     Block* next = nullptr;
     bool allocated = false;
     bool mapped = true;
-    // FreeIndex's bookkeeping: the key the block is indexed under, and a count that outlives the block's
-    // reuse so that a slot left from an earlier life never reads as alive.
+    // FreeIndex's bookkeeping (free_index.h): the key and bucket the block is indexed under, and a count that
+    // outlives the block's reuse so that a slot left from an earlier life never reads as alive.
     bool inFree = false;
     int64_t freeSize = 0, freeAddr = 0;
     uint64_t freeGen = 0;
+    int32_t freeBucket = -1;
     bool isSplit() const { return prev || next; }
 };
 
-// Free blocks ordered as BlockComparatorSize (stream, size, address): best fit is the first entry of the
-// smallest size >= the request, lowest address first. The key is kept in the entry so that a search does
-// not touch the blocks themselves (issue 16: a replay is a search per event).
-struct FreeEntry
-{
-    int64_t size = 0;
-    int64_t addr = 0;
-    Block* block = nullptr;
-};
-
-// The same order as one std::set keyed on (size, address), stored as a map from size to the blocks of that
-// size. A deep graph's backward frees thousands of blocks of a handful of sizes, so a balanced tree over all
-// of them made every event a deep pointer chase (issue 16: ~45 % of a 100k-node tick). Here the tree holds
-// only the distinct sizes; each size keeps its blocks in a binary min-heap on address (one contiguous array:
-// the best fit is its top), and an erase only marks the block as out of the index, its heap entry being
-// dropped when it reaches the top or when dead entries outnumber live ones. Walking past the best fit (the
-// expandable segments' rule, the release paths) reads the heap in address order, which is rare.
-class FreeIndex
-{
-    struct Slot
-    {
-        int64_t addr;
-        Block* block;
-        uint64_t gen;
-    };
-    struct Bucket
-    {
-        std::vector<Slot> heap; // min-heap on addr, with dead slots
-        size_t live = 0;
-    };
-    using Map = std::pmr::map<int64_t, Bucket>;
-    // A function object, not a function pointer, so that the heap operations inline the comparison.
-    struct Later
-    {
-        bool operator()(const Slot& a, const Slot& b) const { return a.addr > b.addr; }
-    };
-    static constexpr Later later{};
-
-public:
-    explicit FreeIndex(std::pmr::memory_resource* nodes) : m_sizes(nodes) {}
-
-    // A position in (size, address) order; valid while the index is not changed.
-    struct Cursor
-    {
-        Map::iterator it;
-        FreeEntry entry;
-    };
-    Cursor lowerBound(int64_t size)
-    {
-        Cursor c{m_sizes.lower_bound(size), {}};
-        if (c.it != m_sizes.end())
-            c.entry = top(c.it);
-        return c;
-    }
-    bool atEnd(const Cursor& c) const { return c.it == m_sizes.end(); }
-    const FreeEntry& at(const Cursor& c) const { return c.entry; }
-    void advance(Cursor& c)
-    {
-        const Slot* best = nullptr;
-        for (const Slot& s : c.it->second.heap)
-            if (alive(s) && s.addr > c.entry.addr && (!best || s.addr < best->addr))
-                best = &s;
-        if (best) {
-            c.entry = FreeEntry{c.it->first, best->addr, best->block};
-            return;
-        }
-        if (++c.it != m_sizes.end())
-            c.entry = top(c.it);
-    }
-    size_t count() const { return m_count; }
-
-    void insert(const FreeEntry& e)
-    {
-        Block* b = e.block;
-        if (b->inFree)
-            return; // already present: a set insert does nothing either
-        auto [it, added] = m_sizes.try_emplace(e.size);
-        Bucket& k = it->second;
-        if (added && !m_spare.empty()) {
-            k.heap = std::move(m_spare.back());
-            m_spare.pop_back();
-        }
-        b->inFree = true;
-        b->freeSize = e.size;
-        b->freeAddr = e.addr;
-        k.heap.push_back(Slot{e.addr, b, ++b->freeGen});
-        std::push_heap(k.heap.begin(), k.heap.end(), later);
-        ++k.live;
-        ++m_count;
-    }
-    size_t erase(const FreeEntry& key)
-    {
-        Block* b = key.block;
-        if (!b->inFree || b->freeSize != key.size || b->freeAddr != key.addr)
-            return 0;
-        auto it = m_sizes.find(key.size);
-        b->inFree = false;
-        ++b->freeGen; // its slot is dead from here on
-        --m_count;
-        Bucket& k = it->second;
-        if (--k.live == 0) {
-            // Sizes come and go by the thousand in a replay: keep the array's storage for the next one.
-            k.heap.clear();
-            m_spare.push_back(std::move(k.heap));
-            m_sizes.erase(it);
-        } else if (k.heap.size() > 2 * k.live + 32) {
-            std::erase_if(k.heap, [](const Slot& s) { return !alive(s); });
-            std::make_heap(k.heap.begin(), k.heap.end(), later);
-        }
-        return 1;
-    }
-    void erase(const Cursor& c) { erase(c.entry); }
-
-    template <class F> void forEachAscending(F&& f) const
-    {
-        for (auto s = m_sizes.begin(); s != m_sizes.end(); ++s)
-            for (const FreeEntry& e : sorted(s))
-                f(e);
-    }
-    // Largest first; f returns false to stop.
-    template <class F> void forEachDescending(F&& f) const
-    {
-        for (auto s = m_sizes.rbegin(); s != m_sizes.rend(); ++s) {
-            const std::vector<FreeEntry> v = sorted(std::prev(s.base()));
-            for (auto r = v.rbegin(); r != v.rend(); ++r)
-                if (!f(*r))
-                    return;
-        }
-    }
-
-private:
-    static bool alive(const Slot& s) { return s.block->inFree && s.block->freeGen == s.gen; }
-    FreeEntry top(Map::iterator it)
-    {
-        auto& h = it->second.heap;
-        while (!alive(h.front())) {
-            std::pop_heap(h.begin(), h.end(), later);
-            h.pop_back();
-        }
-        return FreeEntry{it->first, h.front().addr, h.front().block};
-    }
-    static std::vector<FreeEntry> sorted(Map::const_iterator it)
-    {
-        std::vector<FreeEntry> v;
-        for (const Slot& s : it->second.heap)
-            if (alive(s))
-                v.push_back(FreeEntry{it->first, s.addr, s.block});
-        std::sort(v.begin(), v.end(), [](const FreeEntry& a, const FreeEntry& b) { return a.addr < b.addr; });
-        return v;
-    }
-
-    Map m_sizes;
-    std::vector<std::vector<Slot>> m_spare;
-    size_t m_count = 0;
-};
+using FreeEntry = allocator_detail::FreeEntry<Block>;
+using FreeIndex = allocator_detail::FreeIndex<Block>;
 
 struct ByAddr
 {
@@ -281,7 +143,7 @@ private:
 
 struct Pool
 {
-    explicit Pool(std::pmr::memory_resource* nodes) : blocks(nodes), unmapped(nodes) {}
+    explicit Pool(std::pmr::memory_resource* nodes) : unmapped(nodes) {}
     bool isSmall = false;
     FreeIndex blocks;                       // free, mapped, keyed on their current size and address
     std::pmr::set<Block*, ByAddr> unmapped; // expandable segments' unbacked address ranges
@@ -676,9 +538,9 @@ struct CachingAllocatorModel::Impl : CacheRelease
 
     Block* malloc(int64_t origSize)
     {
-        const int64_t size = CachingAllocatorModel::roundSize(origSize);
+        const int64_t size = roundedSize(origSize);
         Pool& pool = getPool(size);
-        const int64_t allocSize = CachingAllocatorModel::segmentSizeFor(origSize);
+        const int64_t allocSize = segmentSize(origSize);
         Block* block = getFreeBlock(pool, size);
         if (!block)
             block = allocAfterMiss(pool, size, allocSize);
@@ -704,6 +566,44 @@ struct CachingAllocatorModel::Impl : CacheRelease
         maxAllocated = std::max(maxAllocated, allocated);
         maxReserved = std::max(maxReserved, reserved);
     }
+
+    // CachingAllocatorModel::allocate and free, here so that the replay loop inlines them.
+    int64_t allocate(int64_t bytes)
+    {
+        const auto handle = int64_t(handles.size());
+        if (mode == AllocatorMode::Exact) {
+            const int64_t b = std::max<int64_t>(bytes, 0);
+            handles.push_back(nullptr);
+            exactSizes.resize(handles.size(), 0);
+            exactSizes.back() = b;
+            allocated += b;
+            reserved += b;
+            updatePeaks();
+            return handle;
+        }
+        // PyTorch never calls the allocator for an empty tensor.
+        handles.push_back(bytes > 0 ? malloc(bytes) : nullptr);
+        updatePeaks();
+        return handle;
+    }
+
+    void free(int64_t handle)
+    {
+        if (handle < 0 || handle >= int64_t(handles.size()))
+            return;
+        if (mode == AllocatorMode::Exact) {
+            auto& b = exactSizes[size_t(handle)];
+            allocated -= b;
+            reserved -= b;
+            b = 0;
+            return;
+        }
+        Block*& block = handles[size_t(handle)];
+        if (!block)
+            return;
+        freeBlock(block);
+        block = nullptr;
+    }
 };
 
 CachingAllocatorModel::CachingAllocatorModel(AllocatorMode mode) : CachingAllocatorModel(mode, AllocatorOptions{}) {}
@@ -715,59 +615,13 @@ CachingAllocatorModel::CachingAllocatorModel(AllocatorMode mode, const Allocator
 
 CachingAllocatorModel::~CachingAllocatorModel() { delete d; }
 
-int64_t CachingAllocatorModel::roundSize(int64_t bytes)
-{
-    if (bytes < kMinBlockSize)
-        return kMinBlockSize;
-    return ceilTo(bytes, kMinBlockSize);
-}
+int64_t CachingAllocatorModel::roundSize(int64_t bytes) { return roundedSize(bytes); }
 
-int64_t CachingAllocatorModel::segmentSizeFor(int64_t bytes)
-{
-    const int64_t size = roundSize(bytes);
-    if (size <= kSmallSize)
-        return kSmallBuffer;
-    if (size < kMinLargeAlloc)
-        return kLargeBuffer;
-    return ceilTo(size, kRoundLarge);
-}
+int64_t CachingAllocatorModel::segmentSizeFor(int64_t bytes) { return segmentSize(bytes); }
 
-int64_t CachingAllocatorModel::allocate(int64_t bytes)
-{
-    const auto handle = int64_t(d->handles.size());
-    if (d->mode == AllocatorMode::Exact) {
-        const int64_t b = std::max<int64_t>(bytes, 0);
-        d->handles.push_back(nullptr);
-        d->exactSizes.resize(d->handles.size(), 0);
-        d->exactSizes.back() = b;
-        d->allocated += b;
-        d->reserved += b;
-        d->updatePeaks();
-        return handle;
-    }
-    // PyTorch never calls the allocator for an empty tensor.
-    d->handles.push_back(bytes > 0 ? d->malloc(bytes) : nullptr);
-    d->updatePeaks();
-    return handle;
-}
+int64_t CachingAllocatorModel::allocate(int64_t bytes) { return d->allocate(bytes); }
 
-void CachingAllocatorModel::free(int64_t handle)
-{
-    if (handle < 0 || handle >= int64_t(d->handles.size()))
-        return;
-    if (d->mode == AllocatorMode::Exact) {
-        auto& b = d->exactSizes[size_t(handle)];
-        d->allocated -= b;
-        d->reserved -= b;
-        b = 0;
-        return;
-    }
-    Block*& block = d->handles[size_t(handle)];
-    if (!block)
-        return;
-    d->freeBlock(block);
-    block = nullptr;
-}
+void CachingAllocatorModel::free(int64_t handle) { d->free(handle); }
 
 void CachingAllocatorModel::emptyCache()
 {
@@ -799,28 +653,38 @@ AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode)
     return replay(events, mode, AllocatorOptions{});
 }
 
-namespace {
-
-// The replay loop over any event stream: Stream has size(), alloc(i), id(i) and bytes(i).
-template <class Stream>
-AllocatorStats replayStream(const Stream& events, AllocatorMode mode, const AllocatorOptions& options)
+// The replay loop over any event stream: Stream has size(), alloc(i), id(i), bytes(i), and idBound() (ids
+// are known to lie in [0, idBound()), or -1). A friend of the model so that the loop calls the model's state
+// directly: a replay is a tick's largest part and makes several queries per event.
+struct ModelReplay
 {
-    CachingAllocatorModel model(mode, options);
-    // Buffer ids -> handles: a flat table when the ids are dense (the engine numbers its buffers 0..n-1),
-    // a hash map for anything else.
+    template <class Stream>
+    static AllocatorStats run(const Stream& events, AllocatorMode mode, const AllocatorOptions& options);
+};
+
+template <class Stream>
+AllocatorStats ModelReplay::run(const Stream& events, AllocatorMode mode, const AllocatorOptions& options)
+{
+    CachingAllocatorModel holder(mode, options);
+    CachingAllocatorModel::Impl& model = *holder.d;
+    // Buffer ids -> what the model gave them. Ids in [0, bound) (the engine numbers its buffers 0..n-1) index
+    // a flat table grown as they come: under a caching mode it holds the block itself (no handle in between,
+    // one table less to read per free), in Exact mode the handle. Any other id goes through a hash map of
+    // handles. An id always takes the same way, so the model sees the same calls either way, and no pass
+    // over the stream is needed first to find out whether its ids are dense.
     const size_t n = events.size();
-    int64_t maxId = -1;
-    bool dense = true;
-    for (size_t i = 0; i < n; ++i) {
-        const int64_t id = events.id(i);
-        dense = dense && id >= 0;
-        maxId = std::max(maxId, id);
-    }
-    dense = dense && maxId < int64_t(2 * n + 16);
-    std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
+    const int64_t bound = events.idBound() >= 0 ? events.idBound() : int64_t(2 * n + 16);
+    const bool direct = mode != AllocatorMode::Exact;
+    const size_t initial = size_t(std::min<int64_t>(bound, int64_t(n / 2 + 16)));
+    std::vector<Block*> blockAt(direct ? initial : 0, nullptr);
+    std::vector<int64_t> handleAt(direct ? 0 : initial, -1);
     std::unordered_map<int64_t, int64_t> handleOf;
-    if (!dense)
-        handleOf.reserve(n);
+    auto slot = [](auto& table, int64_t id, auto empty) -> auto&
+    {
+        if (size_t(id) >= table.size())
+            table.resize(std::max(size_t(id) + 1, 2 * table.size()), empty);
+        return table[size_t(id)];
+    };
     AllocatorStats stats;
     if (options.perEvent) {
         stats.reservedAfter.reserve(n);
@@ -829,18 +693,39 @@ AllocatorStats replayStream(const Stream& events, AllocatorMode mode, const Allo
     int64_t allocatedAtReservedPeak = 0;
     if (options.preallocated > 0)
         model.allocate(options.preallocated);
-    for (size_t i = 0; i < n; ++i) {
+    size_t end = n;
+    if (options.stopAtOom && model.oom) {
+        stats.oomEvent = 0;
+        end = 0;
+    }
+    for (size_t i = 0; i < end; ++i) {
         const int64_t id = events.id(i);
+        const bool inTable = id >= 0 && id < bound;
         if (events.alloc(i)) {
-            const int64_t h = model.allocate(events.bytes(i));
-            if (dense)
-                handleAt[size_t(id)] = h;
-            else
-                handleOf[id] = h;
-            if (stats.oomEvent < 0 && model.outOfMemory())
+            if (inTable && direct) {
+                // Impl::allocate without the handle (PyTorch never calls the allocator for an empty tensor).
+                const int64_t bytes = events.bytes(i);
+                slot(blockAt, id, nullptr) = bytes > 0 ? model.malloc(bytes) : nullptr;
+                model.updatePeaks();
+            } else {
+                const int64_t h = model.allocate(events.bytes(i));
+                if (inTable)
+                    slot(handleAt, id, int64_t(-1)) = h;
+                else
+                    handleOf[id] = h;
+            }
+            if (stats.oomEvent < 0 && model.oom) {
                 stats.oomEvent = int64_t(i);
-        } else if (dense) {
-            if (int64_t& h = handleAt[size_t(id)]; h >= 0) {
+                if (options.stopAtOom)
+                    break;
+            }
+        } else if (inTable && direct) {
+            if (Block*& b = slot(blockAt, id, nullptr)) {
+                model.freeBlock(b);
+                b = nullptr;
+            }
+        } else if (inTable) {
+            if (int64_t& h = slot(handleAt, id, int64_t(-1)); h >= 0) {
                 model.free(h);
                 h = -1;
             }
@@ -849,26 +734,28 @@ AllocatorStats replayStream(const Stream& events, AllocatorMode mode, const Allo
             handleOf.erase(it);
         }
         if (options.perEvent) {
-            stats.reservedAfter.push_back(model.reserved());
-            stats.allocatedAfter.push_back(model.allocated());
+            stats.reservedAfter.push_back(model.reserved);
+            stats.allocatedAfter.push_back(model.allocated);
         }
         // The first time reserved reaches a new high, that allocation is what forced it: the share of
         // reserved that is not allocated then is the fragmentation the peak carries.
-        if (model.reserved() > stats.reservedPeak) {
-            stats.reservedPeak = model.reserved();
-            allocatedAtReservedPeak = model.allocated();
+        if (model.reserved > stats.reservedPeak) {
+            stats.reservedPeak = model.reserved;
+            allocatedAtReservedPeak = model.allocated;
         }
     }
-    stats.allocatedPeak = model.maxAllocated();
-    stats.reservedPeak = model.maxReserved();
-    stats.reservedFinal = model.reserved();
-    stats.allocatedFinal = model.allocated();
-    stats.segments = model.deviceAllocs();
-    stats.allocRetries = model.retries();
+    stats.allocatedPeak = model.maxAllocated;
+    stats.reservedPeak = model.maxReserved;
+    stats.reservedFinal = model.reserved;
+    stats.allocatedFinal = model.allocated;
+    stats.segments = model.deviceAllocs;
+    stats.allocRetries = model.retries;
     stats.fragmentation = stats.reservedPeak > 0 ? 1.0 - double(allocatedAtReservedPeak) / double(stats.reservedPeak)
                                                  : 0.0;
     return stats;
 }
+
+namespace {
 
 struct EventStream
 {
@@ -877,6 +764,7 @@ struct EventStream
     bool alloc(size_t i) const { return e[i].kind == AllocEvent::Kind::Alloc; }
     int64_t id(size_t i) const { return e[i].id; }
     int64_t bytes(size_t i) const { return e[i].bytes; }
+    int64_t idBound() const { return -1; } // any ids
 };
 
 struct OpStream
@@ -887,19 +775,21 @@ struct OpStream
     bool alloc(size_t i) const { return ops[i] >= 0; }
     int64_t id(size_t i) const { return ops[i] >= 0 ? ops[i] : ~ops[i]; }
     int64_t bytes(size_t i) const { return sizes[size_t(ops[i])]; }
+    // The ids index sizes: dense by construction, no pass over the stream to find out.
+    int64_t idBound() const { return int64_t(sizes.size()); }
 };
 
 } // namespace
 
 AllocatorStats replay(const std::vector<AllocEvent>& events, AllocatorMode mode, const AllocatorOptions& options)
 {
-    return replayStream(EventStream{events}, mode, options);
+    return ModelReplay::run(EventStream{events}, mode, options);
 }
 
 AllocatorStats replayOps(const std::vector<int32_t>& ops, const std::vector<int64_t>& bytes, AllocatorMode mode,
                          const AllocatorOptions& options)
 {
-    return replayStream(OpStream{ops, bytes}, mode, options);
+    return ModelReplay::run(OpStream{ops, bytes}, mode, options);
 }
 
 } // namespace headroom

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 namespace headroom {
 
@@ -33,46 +32,18 @@ CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const 
     options.capacity = allocatorBudget(config) - reserve;
     if (options.capacity <= 0)
         return r;
-    CachingAllocatorModel model(config.allocator, options);
     // The cuBLAS / cuBLASLt workspaces are made by the first matmul through this same allocator and kept
     // for the life of the handle (aten/src/ATen/cuda/CublasHandlePool.cpp, getNewWorkspace), so by the
     // steady-state step they are the oldest live blocks.
-    if (config.gpu.workspace > 0)
-        model.allocate(config.gpu.workspace);
-    if (model.outOfMemory())
+    options.preallocated = config.gpu.workspace;
+    options.perEvent = false;
+    options.stopAtOom = true;
+    const AllocatorStats stats = replay(events, config.allocator, options);
+    if (stats.oomEvent >= 0)
         return r;
-    // Buffer ids -> handles: a flat table, as replay() keeps it, when the ids are the engine's dense ones.
-    int64_t maxId = -1;
-    bool dense = true;
-    for (const AllocEvent& e : events) {
-        dense = dense && e.id >= 0;
-        maxId = std::max(maxId, e.id);
-    }
-    dense = dense && maxId < int64_t(2 * events.size() + 16);
-    std::vector<int64_t> handleAt(dense ? size_t(maxId + 1) : 0, -1);
-    std::unordered_map<int64_t, int64_t> handleOf;
-    for (const AllocEvent& e : events) {
-        if (e.kind == AllocEvent::Kind::Alloc) {
-            const int64_t h = model.allocate(e.bytes);
-            if (dense)
-                handleAt[size_t(e.id)] = h;
-            else
-                handleOf[e.id] = h;
-            if (model.outOfMemory())
-                return r;
-        } else if (dense) {
-            if (int64_t& h = handleAt[size_t(e.id)]; h >= 0) {
-                model.free(h);
-                h = -1;
-            }
-        } else if (auto it = handleOf.find(e.id); it != handleOf.end()) {
-            model.free(it->second);
-            handleOf.erase(it);
-        }
-    }
     r.fits = true;
-    r.reservedPeak = model.maxReserved();
-    r.retries = model.retries();
+    r.reservedPeak = stats.reservedPeak;
+    r.retries = stats.allocRetries;
     return r;
 }
 

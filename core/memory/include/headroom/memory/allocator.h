@@ -33,6 +33,8 @@ struct AllocatorOptions
     int64_t capacity = 0;             // bytes the process may reserve (0: unlimited); beyond it cudaMalloc fails
     int64_t preallocated = 0;         // a block allocated before the first event and never freed (library workspaces)
     bool perEvent = true;             // fill reservedAfter / allocatedAfter (a slider tick needs only the peaks)
+    bool stopAtOom = false;           // end at the first allocation that fails (a fit test needs no more); a
+                                      // preallocated block that fails gives oomEvent 0
 };
 
 class CachingAllocatorModel
@@ -64,6 +66,7 @@ public:
     int64_t retries() const;
 
 private:
+    friend struct ModelReplay; // allocator.cpp's replay loop, which reads the state without a call per event
     struct Impl;
     Impl* d;
 };
