@@ -481,6 +481,7 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
     g.lossBytes = d.loss;
     g.communication = d.communication;
     g.cpuBytes = d.cpu;
+    g.sideReserved = config.allocator == AllocatorMode::Exact ? 0 : d.sideReserved;
     // Each stream's pool reserves on its own; the side pools' blocks are all held by the time the default
     // pool reaches its peak (they are reserved by the first backward and never released), so they add up.
     g.reservedPeak = config.allocator == AllocatorMode::Exact
