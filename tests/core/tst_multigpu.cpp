@@ -246,7 +246,8 @@ private slots:
     // stream's sharded gradients: every trainable flat parameter's (each LoRA leaf is its own unit), kept as
     // _saved_grad_shard until the end of backward although offload_grad copies it to the host. Both pools sized
     // by hand from the configs (bf16, LoRA r 64 on q,k,v,gate,up,down as Answer.AI's train.py) through the
-    // caching allocator's rounding; they are what offload adds to the side pools.
+    // caching allocator's rounding; they are what offload adds to the side pools. All the gradient shards are
+    // live on the GPU at once, at the end of backward.
     void fsdpOffloadPools_data()
     {
         QTest::addColumn<QString>("config");
@@ -304,9 +305,14 @@ private slots:
                 postBackward.allocate(b / 2);
         const int64_t without = evaluateCluster(m, c).gpus[0].sideReserved;
         c.offload = true;
-        const int64_t with = evaluateCluster(m, c).gpus[0].sideReserved;
+        const GpuShare offloaded = evaluateCluster(m, c).gpus[0];
         QVERIFY(without > 0);
-        QCOMPARE(with - without, preUnshard.reserved() + postBackward.reserved());
+        QCOMPARE(offloaded.sideReserved - without, preUnshard.reserved() + postBackward.reserved());
+        // every LoRA gradient's shard is on the GPU at the end of backward (besides its host copy)
+        int64_t grads = 0;
+        for (int64_t b : leaves)
+            grads += layers * (b / 2);
+        QCOMPARE(offloaded.gradients, grads);
     }
 
     void dataParallel()
