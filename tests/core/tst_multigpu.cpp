@@ -3,6 +3,7 @@
 #include "headroom/hardware/multigpu.h"
 
 #include "headroom/load/loader.h"
+#include "headroom/memory/allocator.h"
 #include "mlp_fixture.h"
 
 #include <QTest>
@@ -238,6 +239,80 @@ private slots:
         c.gpus = 4;
         c.symbols[size_t(m.batchSymbol)] = 4;
         QCOMPARE(evaluateCluster(m, c).gpus[0].weights, flat / 4 + state + dequantized);
+    }
+
+    // FSDP CPU offload (fsdp_units.cpp, PyTorch 2.2): besides the unshard stream's pool, the pre-unshard
+    // stream's shard copies (the root's and three layers' flat parameters, halved) and the post-backward
+    // stream's sharded gradients: every trainable flat parameter's (each LoRA leaf is its own unit), kept as
+    // _saved_grad_shard until the end of backward although offload_grad copies it to the host. Both pools sized
+    // by hand from the configs (bf16, LoRA r 64 on q,k,v,gate,up,down as Answer.AI's train.py) through the
+    // caching allocator's rounding; they are what offload adds to the side pools. All the gradient shards are
+    // live on the GPU at once, at the end of backward.
+    void fsdpOffloadPools_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<qint64>("hidden");
+        QTest::addColumn<qint64>("ffn");
+        QTest::addColumn<qint64>("kv"); // key/value projection width (GQA)
+        QTest::addColumn<qint64>("layers");
+        QTest::newRow("Llama-2-7B") << "meta-llama--Llama-2-7b-hf" << qint64(4096) << qint64(11008) << qint64(4096)
+                                    << qint64(32);
+        QTest::newRow("Llama-2-70B") << "meta-llama--Llama-2-70b-hf" << qint64(8192) << qint64(28672) << qint64(1024)
+                                     << qint64(80);
+    }
+
+    void fsdpOffloadPools()
+    {
+        QFETCH(QString, config);
+        QFETCH(qint64, hidden);
+        QFETCH(qint64, ffn);
+        QFETCH(qint64, kv);
+        QFETCH(qint64, layers);
+        LoraSpec lora{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, {}, "bf16"};
+        LoadOptions load;
+        load.lora = lora;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/" + config.toStdString() + ".json",
+                                  load);
+        Config c;
+        c.mode = Mode::Train;
+        c.dtype = DtypePolicy::BF16;
+        c.optimizer = Optimizer::AdamW;
+        c.allocator = AllocatorMode::Caching;
+        c.finetune.lora = lora;
+        c.finetune.layerCheckpoint = true;
+        c.freeze = loraFreezePatterns();
+        c.gpus = 2;
+        c.strategy = Strategy::FSDP;
+        c.symbols = m.defaultBindings();
+        c.symbols[size_t(m.batchSymbol)] = 2;
+        c.symbols[size_t(m.symbolIndex("seq"))] = 256;
+        const int64_t h = hidden, f = ffn, v = 32000, r = 64, bf16 = 2;
+        const int64_t root = (2 * v * h + h) * bf16;
+        const int64_t frozen = (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) * bf16;
+        // PEFT's leaves in module order (q, k, v, gate, up, down; lora_A then lora_B), bf16
+        const std::vector<int64_t> leaves = {r * h * bf16, h * r * bf16,  r * h * bf16, kv * r * bf16,
+                                             r * h * bf16, kv * r * bf16, r * h * bf16, f * r * bf16,
+                                             r * h * bf16, f * r * bf16,  r * f * bf16, h * r * bf16};
+        CachingAllocatorModel preUnshard, postBackward;
+        preUnshard.allocate(root / 2);
+        for (int i = 0; i < 3; ++i) {
+            preUnshard.allocate(frozen / 2);
+            for (int64_t b : leaves)
+                preUnshard.allocate(b / 2);
+        }
+        for (int64_t i = 0; i < layers; ++i)
+            for (int64_t b : leaves)
+                postBackward.allocate(b / 2);
+        const int64_t without = evaluateCluster(m, c).gpus[0].sideReserved;
+        c.offload = true;
+        const GpuShare offloaded = evaluateCluster(m, c).gpus[0];
+        QVERIFY(without > 0);
+        QCOMPARE(offloaded.sideReserved - without, preUnshard.reserved() + postBackward.reserved());
+        // every LoRA gradient's shard is on the GPU at the end of backward (besides its host copy)
+        int64_t grads = 0;
+        for (int64_t b : leaves)
+            grads += layers * (b / 2);
+        QCOMPARE(offloaded.gradients, grads);
     }
 
     void dataParallel()

@@ -20,6 +20,8 @@
 //    unsharded one (_free_storage): the moved parameters and the flat tensor stay cached in the default pool.
 //    A run that resets the peak statistics after wrapping (reset_peak_memory_stats keeps the reserved bytes
 //    as the new peak) still counts them.
+//  - CPU offload: the sharded gradients are still made on the GPU, on the post-backward stream, and kept there
+//    until the end of backward (fsdpSidePoolsReserved); only then does the optimizer see the host copies.
 //  - NCCL's own buffers are cudaMalloc'ed by NCCL at communicator init, outside the caching allocator: no
 //    reserved bytes.
 //  - 4-bit weights (bitsandbytes Params4bit, bnb 0.43 as Answer.AI's fsdp_qlora requires: bnb/nn/modules.py,
@@ -139,6 +141,7 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
     };
     std::map<int, Unit> units;
     std::vector<InitParam> rootParams;
+    Unit rootUnit; // its trainable parts (the root's parameters are in rootParams)
     for (const auto& e : ev.events) {
         if (e.kind != AllocEvent::Kind::Alloc || e.step != setupStep || e.category != Category::Weights ||
             e.tensor < 0 || size_t(e.tensor) >= model.tensors.size() ||
@@ -156,6 +159,10 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
         if (unit < 0) {
             u.root += p.bytes;
             rootParams.push_back(p);
+            if (trainable.count(e.tensor))
+                rootUnit.trainableParts.push_back(p.bytes);
+            else
+                rootUnit.frozen += p.bytes;
             continue;
         }
         Unit& x = units[unit];
@@ -186,6 +193,20 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
     } else {
         u.layerBlocks.push_back(largest->bytes);
     }
+    // The trainable flat parameters: a unit with frozen parameters wraps each trainable leaf alone, an
+    // all-trainable one is a single FlatParameter.
+    const auto addGradParams = [&](const Unit& x) {
+        int64_t all = 0;
+        for (int64_t b : x.trainableParts)
+            all += b;
+        if (x.frozen > 0)
+            u.gradParams.insert(u.gradParams.end(), x.trainableParts.begin(), x.trainableParts.end());
+        else if (all > 0)
+            u.gradParams.push_back(all);
+    };
+    for (const auto& [index, x] : units)
+        addGradParams(x);
+    addGradParams(rootUnit);
     for (const auto& [index, x] : units) {
         u.layerGrad = std::max(u.layerGrad, x.grad);
         u.unitParams.push_back(x.params);
@@ -212,6 +233,19 @@ int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, 
         for (int i = 0; i < kLayersInPool && i < u.layers; ++i)
             for (int64_t b : u.layerBlocks)
                 pool.allocate(copies ? shard(b) : b);
+        reserved += pool.reserved();
+    }
+    // With offload, every trainable flat parameter's sharded gradient stays on the GPU until the end of
+    // backward (PyTorch 2.2 _runtime_utils: _post_backward_hook allocates new_sharded_grad in
+    // _get_reduce_scatter_tensors under state._post_backward_stream; _accumulate_sharded_grad keeps it as
+    // flat_param._saved_grad_shard; _offload_grad only copies it into _cpu_grad; _flat_param.py
+    // prepare_gradient_for_optim, run by _post_backward_final_callback, deletes it): all of them in the
+    // post-backward stream's pool at the end of backward, freed there and reused by the next step. (Without
+    // offload the same tensors become flat_param.grad, counted as the gradients.)
+    if (offload && !u.gradParams.empty()) {
+        CachingAllocatorModel pool(mode);
+        for (int64_t b : u.gradParams)
+            pool.allocate(shard(b));
         reserved += pool.reserved();
     }
     return reserved;

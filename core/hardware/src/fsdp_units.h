@@ -34,6 +34,9 @@ struct FsdpUnits
     // Every unit's parameters in the order FSDP's init wraps them: the decoder layers, then the root.
     std::vector<std::vector<InitParam>> unitParams;
     int64_t quantState = 0; // all 4-bit weights' quantization state: on every rank, never sharded
+    // Every trainable FlatParameter's bytes (a mixed unit's trainable leaves one by one, an all-trainable
+    // unit whole), decoder layers then the root: what the post-backward stream's sharded gradients size.
+    std::vector<int64_t> gradParams;
 };
 
 // The units from the setup step's weight events. fourBit flags the Params4bit weights (fourBitWeights(), empty
@@ -42,7 +45,8 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
                     bool doubleQuant = false);
 
 // Bytes the side streams' pools reserve (FSDP1's all-gather outputs on the unshard stream; with CPU offload
-// also the shards copied in on the pre-unshard stream), for the caching allocator modes.
+// also the shards copied in on the pre-unshard stream and every trainable flat parameter's sharded gradient on
+// the post-backward stream), for the caching allocator modes.
 int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload);
 
 // FSDP's init in the default stream's pool, unit by unit: slot `slot` allocates `bytes` (alloc) or is freed;

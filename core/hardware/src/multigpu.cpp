@@ -57,8 +57,11 @@ struct Derivation
     // FSDP (fsdp_units.h): all-gather outputs on the unshard stream, outside the default pool: held from the
     // first forward (the root unit and the layer computed) and during backward (the prefetched layer)
     int64_t computeSide = 0, backwardSide = 0;
-    int64_t backwardGrad = 0;   // held during backward: the unsharded gradient of one unit
-    int64_t sideReserved = 0;   // what the unshard stream's pool reserves
+    int64_t backwardGrad = 0; // held during backward: the unsharded gradient of one unit
+    int64_t sideReserved = 0; // what the unshard stream's pool reserves
+    // FSDP CPU offload: each offloaded parameter gradient's shard stays on the GPU, in the post-backward stream's
+    // pool, from its reduce-scatter to the end of backward (fsdp_units.cpp, fsdpSidePoolsReserved)
+    bool gradShardsUntilBackwardEnd = false;
     std::vector<InitOp> init{}; // FSDP's init: the shards replace the parameters' setup allocations
     int64_t weightsDelta = 0;   // the init's weight bytes less the sharded setup ones (4-bit quantization state)
     int64_t cpuDelta = 0;       // the same for the shards offloaded to the host
@@ -305,7 +308,20 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
     const int setupStep = n > 0 ? events.front().step : 0;
     int64_t gradLive = 0, gradMax = 0, hostGradLive = 0, hostGradMax = 0;
     std::unordered_map<int64_t, int64_t> gradIds; // id -> bytes (negative: on the host)
+    const PhaseBounds pb = phaseBounds(ev);
+    const std::ptrdiff_t backwardEnd = std::max(pb.lastCompute, pb.firstBackward);
+    std::vector<AllocEvent> heldShards; // offloaded gradients' GPU shards, freed after backward's last event
+    const auto releaseShards = [&] {
+        for (AllocEvent& h : heldShards) {
+            h.kind = AllocEvent::Kind::Free;
+            replay.push(h, false);
+            gradLive -= h.bytes;
+        }
+        heldShards.clear();
+    };
     for (std::ptrdiff_t i = 0; i < n; ++i) {
+        if (i == backwardEnd + 1)
+            releaseShards();
         replay.pushExtras(i, true);
         AllocEvent e = events[size_t(i)];
         const bool param = isParameter(model, e.tensor);
@@ -317,6 +333,14 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
             if (e.kind == AllocEvent::Kind::Alloc) {
                 gradIds[e.id] = toHost ? -bytes : bytes;
                 (toHost ? hostGradLive : gradLive) += bytes;
+                if (toHost && how.gradShardsUntilBackwardEnd && i <= backwardEnd) {
+                    AllocEvent h = e;
+                    h.bytes = bytes;
+                    h.id = cacheId++;
+                    replay.push(h, false); // another stream's pool: allocated, not replayed in the default pool
+                    heldShards.push_back(h);
+                    gradLive += bytes;
+                }
             } else if (auto it = gradIds.find(e.id); it != gradIds.end()) {
                 (it->second < 0 ? hostGradLive : gradLive) -= std::abs(it->second);
                 gradIds.erase(it);
@@ -349,6 +373,7 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
         replay.push(e);
         replay.pushExtras(i, false);
     }
+    releaseShards();
     if (n == 0) {
         replay.pushExtras(0, true);
         replay.pushExtras(-1, false);
@@ -481,6 +506,7 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
     g.lossBytes = d.loss;
     g.communication = d.communication;
     g.cpuBytes = d.cpu;
+    g.sideReserved = config.allocator == AllocatorMode::Exact ? 0 : d.sideReserved;
     // Each stream's pool reserves on its own; the side pools' blocks are all held by the time the default
     // pool reaches its peak (they are reserved by the first backward and never released), so they add up.
     g.reservedPeak = config.allocator == AllocatorMode::Exact
@@ -593,6 +619,7 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.backwardSide = units.layer;
         how.backwardGrad = units.layerGrad;
         how.sideReserved = fsdpSidePoolsReserved(units, config.allocator, gpus, config.offload);
+        how.gradShardsUntilBackwardEnd = config.offload;
         how.init = fsdpInitOps(units, gpus, config.offload);
         fourBitDeltas(units, gpus, config.offload, true, how);
     } else if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {

@@ -19,6 +19,7 @@ struct GpuShare
     int64_t activations = 0;
     int64_t communication = 0; // DDP buckets, ZeRO/FSDP gather buffers, DP gathered outputs
     int64_t cpuBytes = 0;      // offloaded to host memory
+    int64_t sideReserved = 0;  // other streams' pools, part of reservedPeak (FSDP: fsdp_units.cpp)
     // Added by the multi-GPU model:
     int64_t needed = 0;    // peak (Exact) or reservedPeak, + context + workspace: what must fit
     int64_t lossBytes = 0; // loss-side tensors live at this GPU's peak (part of `activations`)
