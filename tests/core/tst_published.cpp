@@ -223,7 +223,11 @@ const std::map<std::string, const char*> kExpectedFailures = {
     {"peft-mc-l32-3b-full-bs4-768",
      "-7.2 %: the figure is the run's maximum over 5000 steps; the first step creates the AdamW states lazily "
      "(zeros_like per parameter) in the blocks backward freed, so the second step's activations need new "
-     "segments. Replayed over two steps the model gives 36.96 GB (-4.9 %); Headroom replays one steady step"},
+     "segments. Replayed over two steps the model gives 36.96 GB (-4.9 %); Headroom replays one steady step. "
+     "Not the validation: run.py's generate() at batch_size_eval 51 with a static cache to max_length 768 "
+     "(default_training_params.json) holds the training state (25.7 GB) + 4.49 GB of KV cache (28 layers x 2 x 8 "
+     "KV heads x 128 x 2 B x 51 x 768), about 31 GB. Open: the pool's growth over bucketed lengths that vary step "
+     "to step, with empty_cache() every 10 steps"},
     {"tt-readme-l31-8b-lora-4090",
      "+18 % (+35 % with plain cross-entropy): the run has compile=True, and torchtune's compile_loss "
      "(torchtune/training/_compile.py) compiles each chunk's upcast + cross-entropy, which inductor fuses, so the "
