@@ -213,6 +213,13 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
     } else if (a == "--double-quant") {
         o.config.finetune.doubleQuant = true;
         o.presetUserSet |= kPresetDoubleQuant;
+    } else if (a == "--bnb-version") {
+        const std::string v = value(a);
+        const std::optional<bool> keeps = bnbVersionKeepsMatmulInput(v);
+        if (!keeps)
+            throw UsageError{"--bnb-version: expected a bitsandbytes version such as 0.43.0, got '" + v + "'"};
+        o.config.bnbKeepsMatmulInput = *keeps;
+        o.presetUserSet |= kPresetBnbVersion;
     } else if (a == "--compute-dtype") {
         auto v = value(a);
         if (v != "bf16" && v != "fp16" && v != "fp32")

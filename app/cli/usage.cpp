@@ -38,6 +38,8 @@ Training set-up
                          the output layer too, as Lightning's BitsandbytesPrecision converts it)
   --double-quant         4-bit: quantize the absmax too (bnb_4bit_use_double_quant)
   --compute-dtype bf16|fp16|fp32   4-bit compute dtype (default bf16)
+  --bnb-version X.Y.Z    the bitsandbytes release: before 0.43.2 every 4-bit Linear keeps its input for backward
+                         (default today's, keeping nothing; --framework litgpt: its pinned 0.42.0)
   --no-kbit-prep         without prepare_model_for_kbit_training's fp32 cast of the other parameters
   --grad-checkpoint layers|off   Hugging Face checkpointing: one checkpoint per decoder layer
   --offload-activations  torchtune's activation offloading: each checkpoint input goes to pinned host memory after

@@ -429,6 +429,7 @@ headroom::Config ControlsPanel::config() const
     c.loss = enumOf<headroom::Loss>(m_loss);
     c.framework = enumOf<headroom::Framework>(m_framework);
     c.modelCode = headroom::presetModelCode(c.framework);
+    c.bnbKeepsMatmulInput = headroom::presetBnbKeepsMatmulInput(c.framework);
     c.finetune = m_finetune->fineTune();
     c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();

@@ -114,6 +114,26 @@ check "table names the preset" expect_exit 0 "$cfg" $lq --framework litgpt
 check "table: litgpt preset" grep -q "^Config   litgpt preset, train, bf16, adamw, loss chunked-ce-16" "$tmp/out"
 check "bad framework is usage" expect_exit 2 "$cfg" --framework deepspeed
 check "bad framework: one line naming it" one_line_naming "deepspeed"
+# --bnb-version: before 0.43.2 bitsandbytes' MatMul4Bit keeps every 4-bit Linear's input for a backward that reads
+# only the weight (autograd/_functions.py ctx.tensors = (A, B); PR #1270), under transformers' model code too
+peak() { grep -m1 '"peak":' "$tmp/out" | grep -Eo '[0-9]+'; }
+check "bnb 0.43.0 exits 0" expect_exit 0 "$cfg" $lq --quant nf4 --bnb-version 0.43.0 --json
+check "bnb 0.43.0: echoed" json_field bnb_keeps_matmul_input true
+old_peak=$(peak)
+check "bnb 0.43.2 exits 0" expect_exit 0 "$cfg" $lq --quant nf4 --bnb-version 0.43.2 --json
+check "bnb 0.43.2: today's default, no key" bash -c "! grep -q '\"bnb_keeps_matmul_input\"' '$tmp/out'"
+check "bnb 0.43.0 keeps the inputs: a higher peak" test "$old_peak" -gt "$(peak)"
+# by the inputs nothing else keeps, in fp32 (k-bit prep; its enable_input_require_grads makes layer 0's require
+# grad too): each layer's input_layernorm and post_attention_layernorm outputs (RMSNorm keeps its input) and
+# silu(gate) * up (the mul keeps its operands), 12 x (768 + 768 + 2048) x 4 B x 2 x 64 tokens; the attention
+# output that o_proj reads is already kept by SDPA
+check "bnb 0.43.0: the peak higher by the kept inputs" test $((old_peak - $(peak))) -eq $((12 * (768 + 768 + 2048) * 4 * 128))
+check "litgpt with today's bnb exits 0" expect_exit 0 "$cfg" $lq --quant nf4 --framework litgpt --bnb-version 0.45.0 --json
+check "litgpt with today's bnb: echoed" json_field bnb_keeps_matmul_input false
+check "litgpt's own bnb: no key" expect_exit 0 "$cfg" $lq --quant nf4 --framework litgpt --json
+check "litgpt's own bnb: no key (outputs as before)" bash -c "! grep -q '\"bnb_keeps_matmul_input\"' '$tmp/out'"
+check "bad bnb version is usage" expect_exit 2 "$cfg" --bnb-version 0.43.x
+check "bad bnb version: one line naming it" one_line_naming "--bnb-version: expected a bitsandbytes version such as 0.43.0, got '0.43.x'"
 # --offload-activations: torchtune's enable_activation_offloading (docs/DESIGN.md "Activation offloading"); the
 # preset leaves it off, keys appear only when it is on
 check "torchtune: no offloading key" expect_exit 0 "$cfg" $lq --framework torchtune --json

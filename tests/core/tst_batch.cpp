@@ -35,7 +35,8 @@ Config configAt(int64_t batch, int64_t seq)
     [[maybe_unused]] const auto& [symbols, mode, dtype, optimizer, customOptimizerBytes, rmspropMomentum,
                                   rmspropCentered, loss, checkpointSegments, accumulate, inplace, freeze, gpu,
                                   marginBytes, gpus, strategy, gpu0Batch, offload, offloadActivations, allocator,
-                                  attention, device, torch, framework, modelCode, finetune, hotExpertShare] = c;
+                                  attention, device, torch, framework, modelCode, bnbKeepsMatmulInput, finetune,
+                                  hotExpertShare] = c;
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
@@ -105,6 +106,7 @@ private slots:
         // the preset's name is printed with the report (JSON config.framework)
         QTest::newRow("framework") << Flip([](Config& c) { c.framework = Framework::Litgpt; }) << false;
         QTest::newRow("modelCode") << Flip([](Config& c) { c.modelCode = ModelCode::Litgpt; }) << false;
+        QTest::newRow("bnbKeepsMatmulInput") << Flip([](Config& c) { c.bnbKeepsMatmulInput = true; }) << false;
         QTest::newRow("finetune.lora.r") << Flip([](Config& c) { c.finetune.lora.r = 16; }) << false;
         QTest::newRow("finetune.lora.alpha") << Flip([](Config& c) { c.finetune.lora.alpha = 32; }) << false;
         QTest::newRow("finetune.lora.dropout") << Flip([](Config& c) { c.finetune.lora.dropout = 0.1; }) << false;

@@ -210,16 +210,18 @@ const std::map<std::string, const char*> kExpectedFailures = {
      "3.72 GiB was published; bnb's loading leaves under 0.02 GiB after its empty_cache). Not it: bnb "
      "0.43.0/0.43.1's MatMul4Bit keeping its input on ctx.tensors until the recomputed layer's graph dies "
      "(this row's peak is at the loss, 2.3 GiB allocated above the recomputed layers', more than a layer's "
-     "four inputs, 0.71 GiB: keeping each 4-bit input to its backward moves it 0.00 GiB), train.py 4cd6923's "
+     "four inputs, 0.71 GiB: keeping each 4-bit input to its backward, bnbKeepsInput, moves it 0.00 GiB), "
+     "train.py 4cd6923's "
      "loop (output and loss are set to None before the next forward), NO_SHARD's gradients (all-reduced in "
      "place, _reduce_grad_no_shard: LoRA's only, counted)"},
     {"aa-l2-70b-qlora-offload-bs2-2048",
-     "FSDP CPU offload: -8.5 % (was -13.3 %) after the unshard and pre-unshard pools, the init cache, the 4-bit "
-     "weights' quantization state (1.0 GiB at 70B, on the GPU whole on every rank) and the offloaded sharded "
-     "gradients kept on the post-backward stream to the end of backward (0.69 GiB of LoRA gradients). Not "
-     "modelled: bnb 0.43.0/0.43.1's MatMul4Bit keeps each 4-bit input on ctx.tensors until the recomputed "
-     "layer's backward ends (0.43.2 keeps none; Headroom has no bnb version): +0.24 GiB when each input is "
-     "kept to its own backward, at most +0.41 GiB (a layer's four inputs), so -6.9 to -5.8 %"},
+     "FSDP CPU offload: -6.9 % (was -13.3 %) after the unshard and pre-unshard pools, the init cache, the 4-bit "
+     "weights' quantization state (1.0 GiB at 70B, on the GPU whole on every rank), the offloaded sharded "
+     "gradients kept on the post-backward stream to the end of backward (0.69 GiB of LoRA gradients) and bnb "
+     "0.43.0's MatMul4Bit keeping each 4-bit input to its own backward (bnbKeepsInput: +0.24 GiB, -8.5 -> "
+     "-6.9 %). Not modelled: ctx.tensors lives until the recomputed layer's graph dies at the end of "
+     "CheckpointFunction.backward, not at each matmul's backward: at most +0.17 GiB more (a layer's four "
+     "inputs, 0.41 GiB in all), so -5.8 % at best"},
     {"peft-mc-l32-3b-full-bs4-768",
      "-7.2 %: the figure is the run's maximum over 5000 steps; the first step creates the AdamW states lazily "
      "(zeros_like per parameter) in the blocks backward freed, so the second step's activations need new "
@@ -327,6 +329,11 @@ struct Predicted
     bool fitsSafely = false;
 };
 
+// bitsandbytes before 0.43.2 (Config::bnbKeepsMatmulInput: MatMul4Bit keeps its input): litgpt's pinned
+// 0.41/0.42 (its preset), and Answer.AI's fsdp_qlora runs (benchmarks_03_2024.md, March 2024, when bitsandbytes
+// 0.43.0 was current and 0.43.1 came in April; both keep it, PR #1270 dropped it in 0.43.2).
+bool bnbKeepsInput(const Point& p) { return p.stack == Stack::Litgpt || std::string_view(p.id).starts_with("aa-"); }
+
 Predicted predict(const Point& p)
 {
     LoadOptions load;
@@ -352,6 +359,7 @@ Predicted predict(const Point& p)
     c.finetune.layerCheckpoint = p.checkpoint;
     c.framework = frameworkOf(p.stack); // the row is that preset (rowsArePresets)
     c.modelCode = p.stack == Stack::Litgpt ? ModelCode::Litgpt : ModelCode::Transformers;
+    c.bnbKeepsMatmulInput = bnbKeepsInput(p);
     if (p.lora.r > 0)
         for (const std::string& f : loraFreezePatterns())
             c.freeze.push_back(f);
@@ -448,6 +456,7 @@ private slots:
             QVERIFY2(c.finetune.lora.dtype == p.lora.dtype, row);
             QVERIFY2(c.finetune.doubleQuant == p.doubleQuant, row);
             QVERIFY2(c.modelCode == (p.stack == Stack::Litgpt ? ModelCode::Litgpt : ModelCode::Transformers), row);
+            QVERIFY2(c.bnbKeepsMatmulInput == (p.stack == Stack::Litgpt), row); // Answer.AI's: the row's own
         }
     }
 

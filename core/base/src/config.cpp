@@ -1,6 +1,7 @@
 #include "headroom/base/config.h"
 
 #include <array>
+#include <charconv>
 #include <utility>
 
 namespace headroom {
@@ -124,6 +125,7 @@ struct FrameworkPreset
     bool layerCheckpoint;
     bool doubleQuant; // the 4-bit format's scales are themselves quantized
     ModelCode modelCode;
+    bool bnbKeepsMatmulInput; // Config::bnbKeepsMatmulInput: the recipe's bitsandbytes is older than 0.43.2
 };
 // torchtune (recipes/lora_finetune_single_device.py with recipes/configs/llama2/7B_lora_single_device.yaml and
 // 7B_qlora_single_device.yaml, the same in the llama3/3.1/mistral/qwen2 single-device configs):
@@ -146,14 +148,17 @@ struct FrameworkPreset
 //    upcast: litgpt/utils.py): Loss::ChunkedCE16;
 //  - --quantize bnb.nf4 without -dq: no double quantization;
 //  - lit-gpt's own GPT (lit_gpt/lora.py GPT, CausalSelfAttention, LoRAQKVLinear) and fit()'s `logits` local:
-//    ModelCode::Litgpt (torchtune's TransformerDecoder is not modelled apart from transformers').
+//    ModelCode::Litgpt (torchtune's TransformerDecoder is not modelled apart from transformers');
+//  - bitsandbytes ==0.41.0 then ==0.42.0 in litgpt's pyproject.toml until December 2024 (lit-gpt 8641822 ran
+//    0.41.1): MatMul4Bit keeps its input (bnbKeepsMatmulInput). torchtune quantizes with torchao's NF4, not
+//    bitsandbytes; Hugging Face's default is today's bitsandbytes, which keeps nothing.
 constexpr std::array<FrameworkPreset, 3> kPresets{{
     {Framework::HF, DtypePolicy::FP32, Optimizer::Adam, Optimizer::Adam, Loss::CrossEntropy, false, false,
-     ModelCode::Transformers},
+     ModelCode::Transformers, false},
     {Framework::Torchtune, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::AdamW, Loss::ChunkedCE, true, true,
-     ModelCode::Transformers},
+     ModelCode::Transformers, false},
     {Framework::Litgpt, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::PagedAdamW, Loss::ChunkedCE16, false, false,
-     ModelCode::Litgpt},
+     ModelCode::Litgpt, true},
 }};
 
 } // namespace
@@ -183,6 +188,29 @@ std::string_view toString(Framework v) noexcept { return nameIn(kFrameworks, v);
 std::optional<Framework> parseFramework(std::string_view s) noexcept { return parseIn(kFrameworks, s); }
 
 ModelCode presetModelCode(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].modelCode; }
+bool presetBnbKeepsMatmulInput(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].bnbKeepsMatmulInput; }
+
+std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcept
+{
+    std::array<int, 3> parts{0, 0, 0};
+    size_t n = 0;
+    while (!version.empty()) {
+        int v = 0;
+        const auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), v);
+        if (ec != std::errc() || n == parts.size() || v < 0)
+            return std::nullopt;
+        parts[n++] = v;
+        version.remove_prefix(static_cast<size_t>(end - version.data()));
+        if (!version.empty()) {
+            if (version.front() != '.' || version.size() == 1)
+                return std::nullopt;
+            version.remove_prefix(1);
+        }
+    }
+    if (n < 2)
+        return std::nullopt;
+    return parts < std::array<int, 3>{0, 43, 2}; // PR #1270 shipped in 0.43.2
+}
 
 void applyFramework(Framework f, Config& c, uint32_t userSet)
 {
@@ -191,6 +219,8 @@ void applyFramework(Framework f, Config& c, uint32_t userSet)
     // the model code has no flag of its own: every preset sets it, so that going back to hf undoes litgpt's
     if ((userSet & kPresetModelCode) == 0)
         c.modelCode = p.modelCode;
+    if ((userSet & kPresetBnbVersion) == 0)
+        c.bnbKeepsMatmulInput = p.bnbKeepsMatmulInput;
     if (f == Framework::HF)
         return; // Hugging Face Trainer/PEFT: Headroom's own defaults, nothing else to set
     const bool quantized = c.finetune.quant != Quant::None;

@@ -95,6 +95,7 @@ struct PlanOptions
     int computeBytes = 2;
     bool inputRequiresGrad = false; // transformers' enable_input_require_grads(): the embedding output requires grad
     bool litgptModel = false;       // Config::modelCode == ModelCode::Litgpt (litgpt_model.cpp)
+    bool bnbKeepsInput = false;     // Config::bnbKeepsMatmulInput (litgpt_model.cpp rule 4)
     bool operator==(const PlanOptions&) const = default;
 };
 PlanOptions planOptions(const Config& config);
@@ -192,6 +193,9 @@ bool inputEmbeddingRequiresGrad(const Model& model, const PlanOptions& options, 
 bool globMatch(std::string_view pattern, std::string_view text) noexcept;
 // lit-gpt's own model code (litgpt_model.cpp): its fused qkv and LoRAQKVLinear on the transformers + PEFT graph.
 void applyLitgptModel(PlanData& plan, const Model& model);
+// litgpt_model.cpp rule 4, whatever the model code: bitsandbytes < 0.43.2 keeps every 4-bit Linear's input
+// (PlanOptions::bnbKeepsInput); before applyLitgptModel, whose rule 5 holds those inputs under lit-gpt's fit().
+void keepLinear4bitInputs(PlanData& plan, const Model& model);
 
 // Element sizes under the dtype policy (dtype_policy.cpp).
 int64_t activationBytes(const Config& config, const PlanData& plan, int tensor, int64_t numel);

@@ -83,6 +83,7 @@ PlanOptions planOptions(const Config& config)
     o.device = config.device;
     o.torch = config.torch;
     o.litgptModel = config.modelCode == ModelCode::Litgpt;
+    o.bnbKeepsInput = config.bnbKeepsMatmulInput;
     o.autocast = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     switch (config.dtype) {
     case DtypePolicy::FP16:
@@ -553,6 +554,8 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     classifyAutocast(p, m);
     if (options.autocast)
         autocastActivationCopies(p, m);
+    if (options.bnbKeepsInput)
+        keepLinear4bitInputs(p, m);
     if (options.litgptModel)
         applyLitgptModel(p, m);
     // frozen parameters that are not consumed by anything that needs them are still weights

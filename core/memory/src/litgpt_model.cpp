@@ -37,8 +37,9 @@
 //    input and silu(gate) * up, plus lm_head's input (Lightning quantizes lm_head too: quant_weights.cpp).
 //    A that does not require grad (layer 0's q/k/v input, below every adapter) is not kept:
 //    ctx.tensors = (None, None). bitsandbytes 0.43.2 dropped it (PR #1270 "fix QLoRA mem bug: delete useless
-//    buffered activation": ctx.tensors = (None, B)); the litgpt preset models the pinned versions. Under
-//    transformers (ModelCode::Transformers) Headroom models today's bitsandbytes, which keeps nothing.
+//    buffered activation": ctx.tensors = (None, B)); the litgpt preset models the pinned versions. It is the
+//    bitsandbytes version's, not lit-gpt's: Config::bnbKeepsMatmulInput (--bnb-version) applies it under any
+//    model code (engine_plan.cpp buildPlan); without it Headroom models today's bitsandbytes, keeping nothing.
 // 5. What the previous iteration's graph holds through the next forward. fit()'s `logits` local (rule 3) keeps
 //    the previous step's autograd graph alive until `logits = model(input_ids, lm_head_chunk_size=128)` returns
 //    in the next iteration (litgpt/finetune/lora.py fit(); `loss` is rebound to a float at log_interval 1).
@@ -201,7 +202,10 @@ std::string pinFusedQkv(PlanData& p, const Model& m, Unit& u)
     return scope;
 }
 
-// Rule 4: MatMul4Bit (bitsandbytes < 0.43.2) keeps its input A whenever A requires grad.
+} // namespace
+
+// Rule 4: MatMul4Bit (bitsandbytes < 0.43.2) keeps its input A whenever A requires grad, under any model code
+// (Config::bnbKeepsMatmulInput: the litgpt preset sets it, --bnb-version sets it for any run).
 void keepLinear4bitInputs(PlanData& p, const Model& m)
 {
     if (p.options.quant != Quant::NF4 && p.options.quant != Quant::FP4)
@@ -222,16 +226,15 @@ void keepLinear4bitInputs(PlanData& p, const Model& m)
         const int root = p.root[static_cast<size_t>(a)];
         u.saved.push_back({SavedItem::Kind::Storage, root});
         const int unit = static_cast<int>(&u - p.units.data());
-        if (std::none_of(p.graphHeld.begin(), p.graphHeld.end(), [&](const auto& h) { return h.first == root; }))
-            p.graphHeld.emplace_back(root, unit); // rule 5
+        // rule 5 is lit-gpt's fit() (its logits local), not bitsandbytes'
+        if (p.options.litgptModel &&
+            std::none_of(p.graphHeld.begin(), p.graphHeld.end(), [&](const auto& h) { return h.first == root; }))
+            p.graphHeld.emplace_back(root, unit);
     }
 }
 
-} // namespace
-
 void applyLitgptModel(PlanData& p, const Model& m)
 {
-    keepLinear4bitInputs(p, m);
     // rule 5: the previous logits too, but only beside held inputs (without them the step's own backward start,
     // where the loss's log-probabilities exist, stays the peak: rule 3)
     if (!p.graphHeld.empty() && p.lossTensor >= 0 && p.dynamic[static_cast<size_t>(p.lossTensor)]) {

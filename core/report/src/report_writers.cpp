@@ -92,6 +92,8 @@ json configJson(const Model& model, const Config& c)
         j["framework"] = toString(c.framework);
     if (c.offloadActivations) // only when on, like framework
         j["offload_activations"] = true;
+    if (c.bnbKeepsMatmulInput != presetBnbKeepsMatmulInput(c.framework)) // only a --bnb-version the preset lacks
+        j["bnb_keeps_matmul_input"] = c.bnbKeepsMatmulInput;
     return j;
 }
 

@@ -110,6 +110,11 @@ struct Config
     TorchVersion torch = TorchVersion::V2;
     Framework framework = Framework::HF; // the preset applied (applyFramework); printed beside the config
     ModelCode modelCode = ModelCode::Transformers;
+    // bitsandbytes before 0.43.2: MatMul4Bit.forward keeps its input A on ctx for a backward that reads only the
+    // weight (autograd/_functions.py `ctx.tensors = (A, B)`; PR #1270 dropped it in 0.43.2), so every 4-bit
+    // Linear's input that requires grad lives until the Linear's backward (core/memory/src/litgpt_model.cpp
+    // rule 4). A property of the bitsandbytes version, whatever the model code: the CLI's --bnb-version.
+    bool bnbKeepsMatmulInput = false;
     FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
     // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
     // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
@@ -159,6 +164,7 @@ enum PresetSwitch : uint32_t {
     kPresetDoubleQuant = 64,
     kPresetModelCode = 128,
     kPresetOffloadActivations = 256,
+    kPresetBnbVersion = 512,
 };
 // Sets c.framework and every switch of its preset that `userSet` (PresetSwitch bits) does not name, from the
 // framework's own recipe (config.cpp cites each). Call it after the finetune settings are known: a quantized
@@ -167,5 +173,12 @@ void applyFramework(Framework f, Config& c, uint32_t userSet = 0);
 // The model code a framework's preset sets (no flag sets it alone: a front end that builds a Config from its
 // controls takes it from the framework chosen).
 ModelCode presetModelCode(Framework f) noexcept;
+// Whether a framework's preset runs a bitsandbytes before 0.43.2 (Config::bnbKeepsMatmulInput; config.cpp
+// kPresets): litgpt's pinned versions do. Like the model code, every preset sets it, and the GUI takes it from
+// the framework chosen.
+bool presetBnbKeepsMatmulInput(Framework f) noexcept;
+// bitsandbytes' version "X.Y.Z" (or "X.Y"): whether it keeps MatMul4Bit's input (< 0.43.2); nullopt when the
+// text is not such a version.
+std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcept;
 
 } // namespace headroom
