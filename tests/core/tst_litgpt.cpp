@@ -283,6 +283,13 @@ private slots:
         const LitgptRun plain = litgptRun(name.c_str(), batch, seq, Quant::None, false);
         const Evaluation p = evaluate(plain.model, plain.config);
         QCOMPARE(p.timeline.front().allocated, p.memory.weights + p.memory.optimizer + p.memory.input);
+        // rule 5 is lit-gpt's fit(), not bitsandbytes': under transformers' model code the kept inputs do not
+        // outlive their step, whichever bitsandbytes
+        LitgptRun hf = litgptRun(name.c_str(), batch, seq, Quant::NF4, false);
+        hf.config.modelCode = ModelCode::Transformers;
+        const int64_t start = evaluate(hf.model, hf.config).timeline.front().allocated;
+        hf.config.bnbKeepsMatmulInput = false;
+        QCOMPARE(start, evaluate(hf.model, hf.config).timeline.front().allocated);
     }
 
     // The resource table's bnb.nf4 and bnb.nf4-dq runs differ by 14.14 - 13.84 = 0.30 GB (published, two
