@@ -185,6 +185,16 @@ int run(int argc, char** argv)
             config.freeze.push_back(p);
     const Model model = loadModel(o.model, load);
     config.symbols = bindSymbols(model, o);
+    if (o.vary) {
+        config.varySymbol = model.symbolIndex(*o.vary);
+        if (config.varySymbol < 0) {
+            std::string names;
+            for (const Symbol& s : model.symbols)
+                names += (names.empty() ? "" : ", ") + s.name;
+            throw cli::UsageError{model.info.file + ": --vary: no symbol named '" + *o.vary +
+                                  "' (symbols: " + (names.empty() ? "none" : names) + ")"};
+        }
+    }
 
     if (o.bench)
         return runBench(model, config, o);

@@ -161,6 +161,8 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         if (eq == std::string::npos || eq == 0)
             throw UsageError{"--set expects NAME=VALUE, got '" + v + "'"};
         o.set.emplace_back(v.substr(0, eq), positive("--set " + v.substr(0, eq), v.substr(eq + 1)));
+    } else if (a == "--vary") {
+        o.vary = value(a);
     } else if (a == "--mode") {
         auto v = value(a);
         o.config.mode = choice(a, v, parseMode(v), "train, infer");

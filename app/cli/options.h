@@ -26,6 +26,7 @@ struct Options
     std::optional<std::string> pdf, netron, lang, probePath, probePlan;
     std::optional<std::string> compare;   // --compare FILE: a measurement to set beside the theory
     std::optional<std::string> maxSymbol; // --max SYMBOL: the largest value of that symbol that fits
+    std::optional<std::string> vary;      // --vary SYMBOL: its value changes from step to step up to the one set
     std::optional<std::string> csvFile;   // --csv FILE: write the CSV there instead of stdout
     bool allNodes = false;                // --all-nodes: unfold shape computations, list graph nodes
     bool pdfAllNodes = false;             // --pdf-all-nodes: the PDF's per-node table

@@ -217,7 +217,7 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
 }
 
 // Each memory category, in readable units and in bytes.
-void writeMemory(std::ostream& out, const Report& report)
+void writeMemory(std::ostream& out, const Model& model, const Report& report)
 {
     const Evaluation& e = report.evaluation;
     const Breakdown& m = report.evaluation.memory;
@@ -240,6 +240,12 @@ void writeMemory(std::ostream& out, const Report& report)
     item("activations live at peak", m.activationsPeak);
     item("peak (allocated)", m.peak);
     item("peak (reserved)", m.reservedPeak);
+    if (m.reservedPeakAt > 0) { // --vary: which step of the varying symbol reserves the most
+        const std::string& name = model.symbols[static_cast<size_t>(cfg.varySymbol)].name;
+        out << "  (reserved: the highest of the steps with " << name << " up to "
+            << cfg.symbols[static_cast<size_t>(cfg.varySymbol)] << ", reached at " << name << " " << m.reservedPeakAt
+            << ")\n";
+    }
     item("workspace", m.workspace);
     item("CUDA context", m.context);
     item("classic estimate", m.classicEstimate);
@@ -370,7 +376,7 @@ std::string humanReport(const Model& model, const Report& report, int depth, boo
     std::ostringstream out;
     writeHeader(out, model, report);
     writeLayerTable(out, model, report, depth, allNodes);
-    writeMemory(out, report);
+    writeMemory(out, model, report);
     writePeakAndGpus(out, model, report);
     writeFit(out, model, report);
     writeWarnings(out, model, report);

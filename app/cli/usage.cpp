@@ -12,6 +12,9 @@ Will this model fit on my GPU, and where does the memory go?
 Shapes
   --batch N              batch size (the model's batch symbol)
   --set NAME=VALUE       value of any other symbol (sequence length, ...); repeatable
+  --vary NAME            the symbol's value changes from step to step up to the one set (batches padded to their
+                         longest sample, not packed): the reserved peak is the highest any such step makes; the
+                         allocated peak and the verdict stay the longest step's
 Training set-up
   --mode train|infer     (default train)
   --dtype fp32|fp16|bf16|amp-fp16|amp-bf16|mixed-fp16|mixed-bf16|int8|int4   (default fp32)

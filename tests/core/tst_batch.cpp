@@ -36,7 +36,7 @@ Config configAt(int64_t batch, int64_t seq)
                                   rmspropCentered, loss, checkpointSegments, accumulate, inplace, freeze, gpu,
                                   marginBytes, gpus, strategy, gpu0Batch, offload, offloadActivations, allocator,
                                   attention, device, torch, framework, modelCode, bnbKeepsMatmulInput, finetune,
-                                  hotExpertShare] = c;
+                                  hotExpertShare, varySymbol] = c;
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
@@ -123,6 +123,7 @@ private slots:
         QTest::newRow("finetune.layerCheckpoint")
             << Flip([](Config& c) { c.finetune.layerCheckpoint = true; }) << false;
         QTest::newRow("hotExpertShare") << Flip([](Config& c) { c.hotExpertShare = 0.5; }) << false;
+        QTest::newRow("varySymbol") << Flip([](Config& c) { c.varySymbol = 1; }) << false;
     }
     void sameButBatch()
     {

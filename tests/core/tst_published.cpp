@@ -185,7 +185,9 @@ const std::vector<Point>& points()
          Optimizer::AdamW, true, 1, Strategy::Single, false, "RTX 4090", Stat::Allocated, Stack::Torchtune,
          DtypePolicy::BF16, Attention::Fused, Loss::ChunkedCE},
         // PEFT's MetaMathQA full fine-tuning baseline on an L40S (no preset: the capacity plays no part in a
-        // reserved figure); 768 tokens is the truncation bound, the longest batch the run can have.
+        // reserved figure); 768 tokens is the truncation bound, the longest batch the run can have. Its
+        // BucketIterator sorts each bucket of 20 batches longest first and tokenizer.pad pads a batch to its
+        // longest sample, so the length varies from step to step up to 768 (lengthsVary).
         {"peft-mc-l32-3b-full-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kFull, Quant::None, false, Optimizer::AdamW,
          false, 1, Strategy::Single, false, "L40S", Stat::Reserved, Stack::HF},
     };
@@ -222,14 +224,6 @@ const std::map<std::string, const char*> kExpectedFailures = {
      "-6.9 %). Not modelled: ctx.tensors lives until the recomputed layer's graph dies at the end of "
      "CheckpointFunction.backward, not at each matmul's backward: at most +0.17 GiB more (a layer's four "
      "inputs, 0.41 GiB in all), so -5.8 % at best"},
-    {"peft-mc-l32-3b-full-bs4-768",
-     "-7.2 %: the figure is the run's maximum over 5000 steps; the first step creates the AdamW states lazily "
-     "(zeros_like per parameter) in the blocks backward freed, so the second step's activations need new "
-     "segments. Replayed over two steps the model gives 36.96 GB (-4.9 %); Headroom replays one steady step. "
-     "Not the validation: run.py's generate() at batch_size_eval 51 with a static cache to max_length 768 "
-     "(default_training_params.json) holds the training state (25.7 GB) + 4.49 GB of KV cache (28 layers x 2 x 8 "
-     "KV heads x 128 x 2 B x 51 x 768), about 31 GB. Open: the pool's growth over bucketed lengths that vary step "
-     "to step, with empty_cache() every 10 steps"},
     {"tt-readme-l31-8b-lora-4090",
      "+18 % (+35 % with plain cross-entropy): the run has compile=True, and torchtune's compile_loss "
      "(torchtune/training/_compile.py) compiles each chunk's upcast + cross-entropy, which inductor fuses, so the "
@@ -334,6 +328,17 @@ struct Predicted
 // 0.43.0 was current and 0.43.1 came in April; both keep it, PR #1270 dropped it in 0.43.2).
 bool bnbKeepsInput(const Point& p) { return p.stack == Stack::Litgpt || std::string_view(p.id).starts_with("aa-"); }
 
+// Whether the run's batches are padded to their longest sample, as the record's seq_len_kind says ("padded to
+// longest in batch", "pads to the batch's longest", litgpt's "micro-batch padded to it" after the longest
+// sample), rather than packed or of fixed dummy data: then the length varies from step to step up to `seq`
+// (Config::varySymbol, --vary seq), and the reserved figure is the highest of those steps'.
+bool lengthsVary(const Point& p)
+{
+    const nlohmann::json& rec = records().at(p.id);
+    return rec.contains("seq_len_kind") && rec["seq_len_kind"].is_string() &&
+           rec["seq_len_kind"].get<std::string>().find("longest") != std::string::npos;
+}
+
 Predicted predict(const Point& p)
 {
     LoadOptions load;
@@ -366,6 +371,8 @@ Predicted predict(const Point& p)
     c.symbols = m.defaultBindings();
     c.symbols[static_cast<size_t>(m.batchSymbol)] = p.batch * p.gpus; // Config's batch is global
     c.symbols[static_cast<size_t>(m.symbolIndex("seq"))] = p.seq;
+    if (lengthsVary(p))
+        c.varySymbol = m.symbolIndex("seq");
     const EnginePlan plan = makePlan(m, c);
     const Evaluation e = evaluate(plan, c);
     Predicted out;

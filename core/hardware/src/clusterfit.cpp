@@ -22,10 +22,13 @@ int64_t heaviestNeed(const EnginePlan& plan, const Config& c)
 
 } // namespace
 
-int64_t maxGlobalBatch(const EnginePlan& plan, const Config& config, int64_t limit)
+int64_t maxGlobalBatch(const EnginePlan& plan, const Config& varying, int64_t limit)
 {
-    if (!isCluster(config))
-        return safeMaxBatch(plan, config, limit);
+    if (!isCluster(varying))
+        return safeMaxBatch(plan, varying, limit);
+    // What a GPU needs is its longest step's, whether a symbol varies or not (evaluateCluster).
+    Config config = varying;
+    config.varySymbol = -1;
     const Model& m = *plan.model;
     if (config.gpu.capacity <= 0 || limit < 1)
         return 0;

@@ -705,15 +705,22 @@ ClusterEvaluation evaluateCluster(const Model& model, const Config& config)
     return evaluateCluster(makePlan(model, config), config);
 }
 
-ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
+namespace {
+
+bool runsOnOneGpu(const Config& config)
+{
+    return config.strategy == Strategy::Single ||
+           (std::max(config.gpus, 1) == 1 && config.strategy != Strategy::DDP && !isZero(config.strategy));
+}
+
+ClusterEvaluation evaluateClusterAt(const EnginePlan& plan, const Config& config)
 {
     const Model& model = *plan.model;
     ClusterEvaluation out;
     const int gpus = std::max(config.gpus, 1);
     const int64_t global = globalBatch(model, config);
 
-    if (config.strategy == Strategy::Single ||
-        (gpus == 1 && config.strategy != Strategy::DDP && !isZero(config.strategy))) {
+    if (runsOnOneGpu(config)) {
         Config single = config;
         single.gpus = 1;
         single.strategy = Strategy::Single;
@@ -787,6 +794,32 @@ ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
                                 " GPUs: each GPU is counted at " + std::to_string(ceilDiv(global, gpus)));
     }
     out.heaviest = heaviestOf(out.gpus);
+    return out;
+}
+
+} // namespace
+
+// Config::varySymbol on several GPUs: each GPU's reserved peak is the highest of its steps at the symbol's
+// varyingValues() (engine.cpp applyVarying says why). What each GPU needs stays its longest step's, as on one
+// GPU, where the verdict is that step's replay under capacity: the allocator gives the cache back before it
+// fails. One GPU's configuration varies inside evaluate().
+ClusterEvaluation evaluateCluster(const EnginePlan& plan, const Config& config)
+{
+    if (!variesSymbol(config) || runsOnOneGpu(config))
+        return evaluateClusterAt(plan, config);
+    Config step = config;
+    step.varySymbol = -1;
+    ClusterEvaluation out = evaluateClusterAt(plan, step);
+    const size_t s = static_cast<size_t>(config.varySymbol);
+    const int64_t top = config.symbols[s];
+    for (int64_t v : varyingValues(top)) {
+        if (v >= top)
+            continue;
+        step.symbols[s] = v;
+        const ClusterEvaluation other = evaluateClusterAt(plan, step);
+        for (size_t i = 0; i < out.gpus.size() && i < other.gpus.size(); ++i)
+            out.gpus[i].reservedPeak = std::max(out.gpus[i].reservedPeak, other.gpus[i].reservedPeak);
+    }
     return out;
 }
 

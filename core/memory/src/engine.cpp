@@ -495,37 +495,125 @@ std::vector<AllocEvent> stepEvents(const PlanData& p, const Config& config)
     return simulate(p, config, shapes, sizes, simOptionsFor(p, config, shapes, sizes, train, true)).events;
 }
 
+std::vector<int64_t> varyingValues(int64_t top)
+{
+    std::vector<int64_t> values;
+    if (top <= kVaryingValues) {
+        for (int64_t v = 1; v <= top; ++v)
+            values.push_back(v);
+        return values;
+    }
+    values.reserve(static_cast<size_t>(kVaryingValues));
+    for (int64_t k = 1; k <= kVaryingValues; ++k) // ceil(k * top / n), without forming k * top
+        values.push_back(top / kVaryingValues * k + (top % kVaryingValues * k + kVaryingValues - 1) / kVaryingValues);
+    return values;
+}
+
+bool variesSymbol(const Config& config) noexcept
+{
+    return config.varySymbol >= 0 && static_cast<size_t>(config.varySymbol) < config.symbols.size() &&
+           config.allocator != AllocatorMode::Exact && config.symbols[static_cast<size_t>(config.varySymbol)] > 1;
+}
+
+namespace {
+
+// Config::varySymbol. The caching allocator keeps every segment a step made until empty_cache() or an
+// allocation that fails (CUDACachingAllocator.cpp: free() only returns a block to its pool; release_cached_blocks
+// runs from malloc's retry and emptyCache), and which segments a step needs depends on its tensors' sizes: a
+// shorter step's blocks can leave the optimizer step's temporaries no hole that the longest step's would
+// (PEFT's full fine-tuning of Llama-3.2-3B: 40.5 GB reserved at 736 tokens, 36.1 GB at 768). So a run whose
+// lengths vary up to the value set reserves at least the most any one of those steps does on its own: each
+// step is evaluated at varyingValues() and the highest reserved peak kept. The allocated peak, the timeline and
+// the verdict stay the longest step's: before an out-of-memory error the allocator gives every cached segment
+// back and retries, so what must fit is a step, not the cache the earlier ones left.
+void applyVarying(const PlanData& p, const Config& config, Evaluation& e)
+{
+    if (!variesSymbol(config))
+        return;
+    const size_t s = static_cast<size_t>(config.varySymbol);
+    const int64_t top = config.symbols[s];
+    std::vector<int64_t> values = varyingValues(top);
+    values.pop_back(); // `top` itself: `e`
+    std::vector<int64_t> reserved(values.size(), 0);
+    const auto step = [&](size_t i) {
+        Config c = config;
+        c.varySymbol = -1;
+        c.symbols[s] = values[i];
+        reserved[i] = evaluateImpl(p, c, true).memory.reservedPeak;
+    };
+    // Independent evaluations of a const plan, as checkpointCurve's points: a second core takes every other one.
+    if (values.size() >= 4 && std::thread::hardware_concurrency() >= 2) {
+        std::exception_ptr failed;
+        std::thread other([&] {
+            try {
+                for (size_t i = 1; i < values.size(); i += 2)
+                    step(i);
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        });
+        try {
+            for (size_t i = 0; i < values.size(); i += 2)
+                step(i);
+        } catch (...) {
+            other.join();
+            throw;
+        }
+        other.join();
+        if (failed)
+            std::rethrow_exception(failed);
+    } else {
+        for (size_t i = 0; i < values.size(); ++i)
+            step(i);
+    }
+    e.memory.reservedPeakAt = top;
+    for (size_t i = 0; i < values.size(); ++i) // the shortest step of the highest, whichever core ran it
+        if (reserved[i] > e.memory.reservedPeak) {
+            e.memory.reservedPeak = reserved[i];
+            e.memory.reservedPeakAt = values[i];
+        }
+}
+
+Evaluation evaluateVarying(const PlanData& p, const Config& config, bool light, bool keepEvents = false)
+{
+    Evaluation e = evaluateImpl(p, config, light, keepEvents);
+    applyVarying(p, config, e);
+    return e;
+}
+
+} // namespace
+
 Evaluation evaluate(const EnginePlan& plan, const Config& config)
 {
     if (!planMatches(plan, config)) {
         const PlanData p = buildPlan(*plan.model, planOptions(config));
-        return evaluateImpl(p, config, false);
+        return evaluateVarying(p, config, false);
     }
-    return evaluateImpl(*plan.data, config, false);
+    return evaluateVarying(*plan.data, config, false);
 }
 
 Evaluation evaluateLight(const EnginePlan& plan, const Config& config)
 {
     if (!planMatches(plan, config)) {
         const PlanData p = buildPlan(*plan.model, planOptions(config));
-        return evaluateImpl(p, config, true);
+        return evaluateVarying(p, config, true);
     }
-    return evaluateImpl(*plan.data, config, true);
+    return evaluateVarying(*plan.data, config, true);
 }
 
 Evaluation evaluateLightWithEvents(const EnginePlan& plan, const Config& config)
 {
     if (!planMatches(plan, config)) {
         const PlanData p = buildPlan(*plan.model, planOptions(config));
-        return evaluateImpl(p, config, true, true);
+        return evaluateVarying(p, config, true, true);
     }
-    return evaluateImpl(*plan.data, config, true, true);
+    return evaluateVarying(*plan.data, config, true, true);
 }
 
 Evaluation evaluate(const Model& model, const Config& config)
 {
     const PlanData p = buildPlan(model, planOptions(config));
-    return evaluateImpl(p, config, false);
+    return evaluateVarying(p, config, false);
 }
 
 std::vector<CheckpointPoint> checkpointCurve(const EnginePlan& plan, const Config& config, int maxK)

@@ -51,9 +51,12 @@ std::string unknownFitText(const Model& model, const Fit& fit)
     return s;
 }
 
-int64_t maxSymbolValue(const EnginePlan& plan, const Config& config, int symbol, int64_t limit)
+int64_t maxSymbolValue(const EnginePlan& plan, const Config& varying, int symbol, int64_t limit)
 {
     const Model& m = *plan.model;
+    // The longest step is what must fit, whether a symbol varies or not (engine.cpp applyVarying).
+    Config config = varying;
+    config.varySymbol = -1;
     if (symbol < 0 || size_t(symbol) >= m.symbols.size() || config.gpu.capacity <= 0 || limit < 1)
         return kUnknownMax;
     const int64_t budget = config.gpu.capacity - config.marginBytes;

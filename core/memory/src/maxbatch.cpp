@@ -91,9 +91,12 @@ bool replayFitsSafely(const std::vector<AllocEvent>& events, const Config& confi
 // (Long on purpose: the three phases above share the two high-water vectors and the exact config; as one
 // function the search reads in the order the comment gives it.)
 namespace {
-int64_t searchMaxBatch(const EnginePlan& plan, const Config& config, int64_t limit, bool safe)
+int64_t searchMaxBatch(const EnginePlan& plan, const Config& varying, int64_t limit, bool safe)
 {
     const Model& m = *plan.model;
+    // A varying symbol raises the reserved figure, not the fit (engine.cpp applyVarying): search the steps alone.
+    Config config = varying;
+    config.varySymbol = -1;
     if (config.gpu.capacity <= 0 || limit < 1)
         return 0;
     const int64_t budget = config.gpu.capacity - config.marginBytes;
@@ -231,8 +234,10 @@ int64_t maxBatch(const Model& model, const Config& config, int64_t limit)
     return maxBatch(makePlan(model, config), config, limit);
 }
 
-bool fitsOnGpu(const EnginePlan& plan, const Config& config)
+bool fitsOnGpu(const EnginePlan& plan, const Config& varying)
 {
+    Config config = varying; // the longest step is what must fit (engine.cpp applyVarying)
+    config.varySymbol = -1;
     if (config.gpu.capacity <= 0)
         return false;
     if (config.allocator == AllocatorMode::Exact)
@@ -242,14 +247,23 @@ bool fitsOnGpu(const EnginePlan& plan, const Config& config)
     return replayUnderCapacity(evaluate(plan, config).events, config).fits;
 }
 
-bool fitsOnGpuSafely(const EnginePlan& plan, const Config& config)
+bool fitsOnGpuSafely(const EnginePlan& plan, const Config& varying)
 {
+    Config config = varying;
+    config.varySymbol = -1;
     if (config.gpu.capacity <= 0 || config.allocator == AllocatorMode::Exact)
         return fitsOnGpu(plan, config);
     return replayFitsSafely(eventsAt(plan, config), config);
 }
 
 namespace {
+Config stepOf(const Config& config)
+{
+    Config step = config;
+    step.varySymbol = -1;
+    return step;
+}
+
 // events: the step's allocation events at this config when the caller has them, else they are simulated.
 Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& evaluation,
             const std::vector<AllocEvent>* events)
@@ -269,7 +283,7 @@ Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& eval
         const bool samePlan = planMatches(plan, config);
         const CapacityReplay r = events ? replayUnderCapacity(*events, config)
                                         : replayUnderCapacity(samePlan ? stepEvents(*plan.data, config)
-                                                                       : evaluate(plan, config).events,
+                                                                       : evaluate(plan, stepOf(config)).events,
                                                               config);
         f.fits = r.fits;
         // At capacity the allocator gives cached segments back instead of failing, so what the step then

@@ -94,6 +94,8 @@ json configJson(const Model& model, const Config& c)
         j["offload_activations"] = true;
     if (c.bnbKeepsMatmulInput != presetBnbKeepsMatmulInput(c.framework)) // only a --bnb-version the preset lacks
         j["bnb_keeps_matmul_input"] = c.bnbKeepsMatmulInput;
+    if (c.varySymbol >= 0 && static_cast<size_t>(c.varySymbol) < model.symbols.size()) // --vary only
+        j["vary"] = model.symbols[static_cast<size_t>(c.varySymbol)].name;
     return j;
 }
 
@@ -163,6 +165,8 @@ json memoryJson(const Evaluation& e)
         j["dequant_transient"] = m.dequantTransient;
     if (m.offloadedActivations > 0) // activation offloading only: pinned host bytes, not in the peak
         j["offloaded_activations"] = m.offloadedActivations;
+    if (m.reservedPeakAt > 0) // --vary: the varying symbol's value whose step makes reserved_peak
+        j["reserved_peak_at"] = m.reservedPeakAt;
     return j;
 }
 

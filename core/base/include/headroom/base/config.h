@@ -119,6 +119,12 @@ struct Config
     // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
     // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
     double hotExpertShare = 0;
+    // The symbol (index into `symbols`) whose value changes from step to step up to the value set, as a sequence
+    // length does when batches are padded to their longest sample instead of packed (Hugging Face's
+    // DataCollatorWithPadding, PEFT's BucketIterator); -1: every step has the values set. The caching allocator
+    // keeps the segments each shape made, so the reserved peak of such a run is the highest any of those steps
+    // makes, not the longest step's (docs/DESIGN.md "Lengths that vary").
+    int varySymbol = -1;
     // Every field, so a comparison of whole configurations cannot miss a new one (the GUI's max-batch reuse,
     // headroom/import/batch.h sameButBatch).
     bool operator==(const Config&) const = default;

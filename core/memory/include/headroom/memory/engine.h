@@ -37,8 +37,11 @@ struct Breakdown
     int64_t activationsPeak = 0;  // activation bytes live at the moment of peak (saved + transient)
     int64_t workspace = 0;
     int64_t context = 0;
-    int64_t peak = 0;            // max of the allocated timeline (not workspace/context)
-    int64_t reservedPeak = 0;    // peak under the allocator model
+    int64_t peak = 0;         // max of the allocated timeline (not workspace/context)
+    int64_t reservedPeak = 0; // peak under the allocator model
+    // Config::varySymbol: the value of the varying symbol whose step makes reservedPeak (0: no symbol varies, or
+    // the exact allocator, whose reserved peak is the allocated one)
+    int64_t reservedPeakAt = 0;
     int64_t classicEstimate = 0; // params * n + batch * sum(outputs) * 2 (the seed rule)
     // Added by the engine (issue 3):
     int64_t input = 0;          // the model input batch (in the timeline and the peak; Category::Input)
@@ -137,6 +140,14 @@ Evaluation evaluate(const EnginePlan& plan, const Config& config);
 Evaluation evaluateLight(const EnginePlan& plan, const Config& config);
 // evaluateLight plus the allocation events (under a caching allocator, which records them anyway).
 Evaluation evaluateLightWithEvents(const EnginePlan& plan, const Config& config);
+
+// Config::varySymbol: the values a varying symbol set to `top` is evaluated at, ascending and ending at `top`:
+// every value up to kVaryingValues, beyond it kVaryingValues evenly spaced ones (ceil(k * top / kVaryingValues)).
+// The resolution of "the highest reserved peak any step makes" (docs/DESIGN.md "Lengths that vary").
+inline constexpr int64_t kVaryingValues = 32;
+std::vector<int64_t> varyingValues(int64_t top);
+// Whether the reserved peak of this configuration is the highest over the varying symbol's values.
+bool variesSymbol(const Config& config) noexcept;
 
 // Peak + recompute against checkpoint segments k = 1..maxK, and the best k (lowest peak; ties: fewer k).
 struct CheckpointPoint
