@@ -1130,6 +1130,18 @@
         <source>Activation offloading</source>
         <translation>激活卸载</translation>
     </message>
+    <message>
+        <source>With padded batches the reserved peak is the highest of the steps with %1 up to %2, each replayed on its own: %3 reaches it. The allocated peak and the verdict are the longest step&apos;s, since the allocator frees its cache and retries before it runs out of memory.</source>
+        <translation>按批填充时，预留峰值取 %1 最长到 %2 的各步中最高的一个，每一步单独重放：%3 时达到。已分配峰值和是否放得下按最长的一步计，因为分配器在内存耗尽之前会释放缓存并重试。</translation>
+    </message>
+    <message>
+        <source>Padded batches</source>
+        <translation>按批填充</translation>
+    </message>
+    <message>
+        <source>%1 varies from step to step up to %2</source>
+        <translation>%1 逐步变化，最长到 %2</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -1840,6 +1852,14 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>torchtune&apos;s enable_activation_offloading: each checkpointed layer&apos;s input goes to pinned host memory after its forward and comes back when the layer is recomputed. Needs checkpointing, as torchtune&apos;s recipes do; the host memory is shown beside the peak, not in it.</source>
         <translation>torchtune 的 enable_activation_offloading：每个做检查点的层的输入在其前向之后移到锁页主机内存，在该层重算时再取回。与 torchtune 的配方一样需要开启检查点；主机内存显示在峰值旁，不计入峰值。</translation>
+    </message>
+    <message>
+        <source>Padded batches: the length varies up to this</source>
+        <translation>按批填充：长度逐步变化，最长到此值</translation>
+    </message>
+    <message>
+        <source>Each batch is padded to its longest sample, so the sequence length changes from step to step up to the value above. The allocator keeps the memory every length reserved: the reserved peak is the highest of those steps. The verdict stays the longest step&apos;s, since the allocator gives its cache back before it runs out.</source>
+        <translation>每个批次都填充到其中最长的样本，因此序列长度逐步变化，最长到上面的值。分配器保留每种长度预留过的内存：预留峰值取这些步中最高的一个。是否放得下仍按最长的一步判断，因为分配器在内存耗尽之前会先交还其缓存。</translation>
     </message>
 </context>
 <context>

@@ -371,6 +371,8 @@ void ControlsPanel::setModel(const headroom::Model& model)
     m_symbolSliders.clear();
     m_symbolNames.clear();
     m_batch = nullptr;
+    m_varies = nullptr; // removeRow deleted it
+    m_varySymbol = -1;
     QSettings settings;
     for (size_t i = 0; i < model.symbols.size(); ++i) {
         const headroom::Symbol& s = model.symbols[i];
@@ -400,9 +402,30 @@ void ControlsPanel::setModel(const headroom::Model& model)
         m_symbolNames.push_back(s.name);
         if (isBatch)
             m_batch = slider;
+        if (isSequence && !m_varies)
+            addVariesBox(static_cast<int>(i),
+                         sameModel && settings.value(QStringLiteral("varies/") + qs(s.name)).toBool());
     }
     if (model.symbols.empty())
         m_symbolsForm->addRow(new QLabel(tr("This model has fixed input sizes."), this));
+}
+
+// Hugging Face's DataCollatorWithPadding and most fine-tuning loops pad each batch to its longest sample, so the
+// length changes from step to step and the caching allocator keeps the segments every length made: the reserved
+// figure becomes the highest any of those steps makes (headroom::Config::varySymbol, the CLI's --vary).
+void ControlsPanel::addVariesBox(int symbol, bool checked)
+{
+    m_varySymbol = symbol;
+    m_varies = new QCheckBox(tr("Padded batches: the length varies up to this"), this);
+    m_varies->setObjectName(QStringLiteral("variesCheck"));
+    m_varies->setChecked(checked);
+    m_varies->setToolTip(tr("Each batch is padded to its longest sample, so the sequence length changes from step "
+                            "to step up to the value above. The allocator keeps the memory every length reserved: "
+                            "the reserved peak is the highest of those steps. The verdict stays the longest "
+                            "step's, since the allocator gives its cache back before it runs out."));
+    m_varies->setWhatsThis(m_varies->toolTip());
+    m_symbolsForm->addRow(QString(), m_varies);
+    connect(m_varies, &QCheckBox::toggled, this, &ControlsPanel::changed);
 }
 
 void ControlsPanel::setSymbolMaxima(const std::vector<int64_t>& maxima)
@@ -451,6 +474,8 @@ headroom::Config ControlsPanel::config() const
     c.allocator = enumOf<headroom::AllocatorMode>(m_allocator);
     c.attention = enumOf<headroom::Attention>(m_attention);
     c.marginBytes = int64_t{m_margin->value()} * MiB;
+    if (m_varies && m_varies->isChecked())
+        c.varySymbol = m_varySymbol;
     return c;
 }
 
@@ -499,6 +524,9 @@ void ControlsPanel::saveSettings() const
     m_finetune->saveSettings(s);
     for (size_t i = 0; i < m_symbolSliders.size(); ++i)
         s.setValue(QStringLiteral("symbols/") + qs(m_symbolNames[i]), m_symbolSliders[i]->value());
+    if (m_varies)
+        s.setValue(QStringLiteral("varies/") + qs(m_symbolNames[static_cast<size_t>(m_varySymbol)]),
+                   m_varies->isChecked());
 }
 
 void ControlsPanel::restoreSettings()

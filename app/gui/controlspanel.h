@@ -49,6 +49,8 @@ public:
     QComboBox* allocatorBox() const { return m_allocator; }
     QSpinBox* marginBox() const { return m_margin; }
     LogSlider* symbolSlider(int symbol) const;
+    // "Padded batches" under the sequence slider (Config::varySymbol); null when the model has no sequence size.
+    QCheckBox* variesBox() const { return m_varies; }
     FineTunePanel* fineTunePanel() const { return m_finetune; }
 
     void saveSettings() const;
@@ -69,11 +71,16 @@ private:
     void updateGpuWidgets();
     void updateStrategyWidgets();
     void resetModelSettings();
+    void addVariesBox(int symbol, bool checked);
 
     QFormLayout* m_symbolsForm;
     std::vector<LogSlider*> m_symbolSliders; // indexed like model symbols
     std::vector<std::string> m_symbolNames;
     LogSlider* m_batch = nullptr;
+    // Batches padded to their longest sample: the sequence symbol (m_varySymbol) varies step to step up to its
+    // slider's value. Rebuilt with the sliders, so null while the model has no sequence symbol.
+    QCheckBox* m_varies = nullptr;
+    int m_varySymbol = -1;
     QComboBox* m_mode;
     QComboBox* m_dtype;
     QComboBox* m_optimizer;

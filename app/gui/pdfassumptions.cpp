@@ -62,6 +62,13 @@ void PdfReport::assumptions(ReportDocument& doc)
               "rounded to 2 MiB; best fit with splitting; freed blocks stay cached) = %1; this is what nvidia-smi "
               "shows besides the context.")
                .arg(bytes(m.reservedPeak));
+    if (m.reservedPeakAt > 0) // --vary: the allocator keeps the segments every length made
+        items << tr("With padded batches the reserved peak is the highest of the steps with %1 up to %2, each "
+                    "replayed on its own: %3 reaches it. The allocated peak and the verdict are the longest step's, "
+                    "since the allocator frees its cache and retries before it runs out of memory.")
+                     .arg(qs(m_model.symbols[static_cast<size_t>(c.varySymbol)].name))
+                     .arg(c.symbols[static_cast<size_t>(c.varySymbol)])
+                     .arg(m.reservedPeakAt);
     items << tr("Workspace %1 and CUDA context %2 are the defaults for %3 until the probe measures them.")
                  .arg(bytes(m.workspace), bytes(m.context), gui::gpuDisplayName(c.gpu.name));
     items << tr("Needed = %1 + workspace + context = %2; it fits when needed + the safety margin (%3) ≤ capacity (%4). "

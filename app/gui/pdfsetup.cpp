@@ -69,6 +69,10 @@ void PdfReport::configuration(ReportDocument& doc)
     rows.append({tr("Inplace activations"), yesNo(c.inplace)});
     if (c.offloadActivations) // only when on: every other report stays as it was
         rows.append({tr("Activation offloading"), yesNo(true)});
+    if (c.varySymbol >= 0 && static_cast<size_t>(c.varySymbol) < m_model.symbols.size()) // --vary only
+        rows.append({tr("Padded batches"), tr("%1 varies from step to step up to %2")
+                                               .arg(qs(m_model.symbols[static_cast<size_t>(c.varySymbol)].name))
+                                               .arg(c.symbols[static_cast<size_t>(c.varySymbol)])});
     rows.append({tr("GPU"), c.gpu.capacity > 0
                                 ? tr("%1, %2").arg(gui::gpuDisplayName(c.gpu.name), bytes(c.gpu.capacity))
                                 : tr("none selected")});

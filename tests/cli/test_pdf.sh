@@ -69,6 +69,19 @@ import sys; t=open(sys.argv[1], encoding='utf-8').read()
 sys.exit(0 if sum('\u4e00' <= c <= '\u9fff' for c in t) > 50 else 1)" "$tmp/zh.txt"
 check "zh_CN: the report title" grep -q "GPU 显存报告" "$tmp/zh.txt"
 
+# --vary seq (padded batches): the configuration names it and the assumptions say which length reserves the most,
+# as the JSON's memory.reserved_peak_at has it; without the flag neither line is there.
+l32="$data/external/meta-llama--Llama-3.2-3B.json"
+vrun=(--batch 4 --set seq=768 --dtype bf16 --optimizer adamw)
+check "vary: --pdf exits 0" "$cli" "$l32" "${vrun[@]}" --vary seq --pdf "$tmp/vary.pdf"
+"$cli" "$l32" "${vrun[@]}" --vary seq --json >"$tmp/vary.json"
+at=$(json_field "$tmp/vary.json" "j['memory']['reserved_peak_at']")
+pdftotext -layout "$tmp/vary.pdf" - 2>/dev/null | tr -s ' \n' ' ' >"$tmp/vary.txt"
+check "vary: configuration row" grep -q "Padded batches seq varies from step to step up to 768" "$tmp/vary.txt"
+check "vary: the length that reserves the most ($at)" grep -q "with seq up to 768, each replayed on its own: $at reaches it" "$tmp/vary.txt"
+check "fixed: --pdf exits 0" "$cli" "$l32" "${vrun[@]}" --pdf "$tmp/fixed.pdf"
+check "fixed: no padded-batches lines" bash -c "! pdftotext '$tmp/fixed.pdf' - 2>/dev/null | grep -q 'Padded batches'"
+
 # A failed write leaves nothing behind and says why in one line naming the file.
 "$cli" "$data/tiny_gpt.onnx" --pdf "$tmp/no/such/dir/r.pdf" 2>"$tmp/err"; rc=$?
 check "unwritable: exit 1" test "$rc" -eq 1
