@@ -130,6 +130,26 @@ void BM_TickPlanConfig(benchmark::State& state, bool moe)
 BENCHMARK_CAPTURE(BM_TickPlanConfig, mistral7b, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TickPlanConfig, mixtral8x7b, true)->Unit(benchmark::kMillisecond);
 
+// The same tick with "Padded batches" on (Config::varySymbol, --vary seq): the step is evaluated at up to
+// kVaryingValues lengths for the highest reserved peak (engine.cpp applyVarying), two cores sharing them.
+void BM_TickPlanConfigVarying(benchmark::State& state)
+{
+    const headroom::Model m = headroom::loadModel(mistral7b());
+    headroom::Config c;
+    c.dtype = headroom::DtypePolicy::MixedBF16;
+    c.symbols = m.defaultBindings();
+    c.varySymbol = m.symbolIndex("seq");
+    const headroom::EnginePlan plan = headroom::makePlan(m, c);
+    int64_t batch = 1;
+    for (auto _ : state) {
+        c.symbols[size_t(m.batchSymbol)] = batch = batch % 16 + 1;
+        headroom::Evaluation e = headroom::evaluate(plan, c);
+        benchmark::DoNotOptimize(e.memory.reservedPeak);
+    }
+    state.counters["seq"] = static_cast<double>(c.symbols[size_t(c.varySymbol)]);
+}
+BENCHMARK(BM_TickPlanConfigVarying)->Unit(benchmark::kMillisecond);
+
 // A sequence-length (or any non-batch) slider tick also searches the max batch again (app/gui/session.cpp
 // knownMaxBatch: reused only while the batch alone changes). On a device large enough for both models to fit,
 // the search does its whole work: the worst case of such a tick.
