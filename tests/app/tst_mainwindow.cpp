@@ -414,9 +414,10 @@ private slots:
                                        headroom::Units::IEC)),
             qPrintable(verdict));
 
-        // A safety margin larger than the headroom turns the verdict.
+        // A safety margin that leaves less than the heaviest GPU's allocated peak turns the verdict (a smaller
+        // one may not: at capacity the allocator gives its cache back, as on one GPU).
         if (w.verdict()->fits()) {
-            c->marginBox()->setValue(static_cast<int>((config.gpu.capacity - heaviest.needed) / (1 << 20)) + 1);
+            c->marginBox()->setValue(static_cast<int>((config.gpu.capacity - heaviest.peak) / (1 << 20)) + 1);
             QVERIFY(!w.verdict()->fits());
         }
         // Back to one GPU: one bar, the single-GPU figures.

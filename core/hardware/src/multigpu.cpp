@@ -514,6 +514,21 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
                          : replay(d.events, config.allocator).reservedPeak + d.sideReserved;
     const int64_t used = config.allocator == AllocatorMode::Exact ? g.peak : g.reservedPeak;
     g.needed = used + ev.memory.context + ev.memory.workspace;
+    // As on one GPU (maxbatch.cpp fitFrom): at capacity PyTorch frees its cached unused segments and retries
+    // before it raises out-of-memory, so a need above the capacity is the default pool's replay under what the
+    // side pools leave (they hold their blocks from the first backward on and are never given back).
+    if (config.allocator != AllocatorMode::Exact && config.gpu.capacity > 0 &&
+        g.needed + config.marginBytes > config.gpu.capacity) {
+        const CapacityReplay r = replayUnderCapacity(d.events, config, g.sideReserved);
+        if (r.fits) {
+            g.reservedAtCapacity = r.reservedPeak + g.sideReserved;
+            // The verdict keeps the safety margin free, as one GPU's does (maxbatch.cpp replayFitsSafely: the
+            // allocator model's placement error at capacity, docs/ACCURACY.md "Safe max batch"); without it the
+            // need stays the unconstrained one and the GPU reads "does not fit".
+            if (replayUnderCapacity(d.events, config, g.sideReserved + safetyMargin(d.events)).fits)
+                g.needed = std::min(g.needed, g.reservedAtCapacity + ev.memory.context);
+        }
+    }
     return g;
 }
 

@@ -278,7 +278,7 @@ json peakCulpritsJson(const Model& model, const Evaluation& e)
 json gpusJson(const ClusterEvaluation& cluster)
 {
     json gpus = json::array();
-    for (const GpuShare& g : cluster.gpus)
+    for (const GpuShare& g : cluster.gpus) {
         gpus.push_back({{"index", g.index},
                         {"batch", g.batch},
                         {"peak", g.peak},
@@ -290,6 +290,9 @@ json gpusJson(const ClusterEvaluation& cluster)
                         {"communication", g.communication},
                         {"cpu_bytes", g.cpuBytes},
                         {"needed", g.needed}});
+        if (g.reservedAtCapacity > 0) // only where the need was above the capacity
+            gpus.back()["reserved_at_capacity"] = g.reservedAtCapacity;
+    }
     return gpus;
 }
 
