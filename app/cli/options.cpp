@@ -187,6 +187,17 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
     } else if (a == "--torch") {
         auto v = value(a);
         o.config.torch = choice(a, v, parseTorchVersion(v), "2, 1.13, 1.10");
+    } else if (a == "--transformers-version") {
+        const std::string v = value(a);
+        const std::optional<bool> fp32 = transformersVersionFp32Logits(v);
+        if (!fp32)
+            throw UsageError{"--transformers-version: expected a transformers version such as 4.38.2, got '" + v + "'"};
+        o.config.hfFp32Logits = *fp32;
+    } else if (a == "--loop") {
+        const std::string v = value(a);
+        if (v != "trainer" && v != "custom")
+            throw UsageError{"--loop: unknown value '" + v + "' (one of trainer, custom)"};
+        o.config.loopKeepsOutput = v == "custom";
     } else if (a == "--framework") {
         auto v = value(a);
         o.framework = choice(a, v, parseFramework(v), "hf, torchtune, litgpt");

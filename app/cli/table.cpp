@@ -168,6 +168,10 @@ void writeHeader(std::ostream& out, const Model& model, const Report& report)
     out << toString(cfg.mode) << ", " << toString(cfg.dtype);
     if (cfg.torch != TorchVersion::V2) // an older release's formulas (--torch): named; 2.x prints as before
         out << ", PyTorch " << toString(cfg.torch);
+    if (cfg.hfFp32Logits) // --transformers-version before 4.46
+        out << ", transformers < 4.46";
+    if (cfg.loopKeepsOutput) // --loop custom
+        out << ", custom loop";
     if (cfg.mode == Mode::Train)
         out << ", " << toString(cfg.optimizer) << ", loss " << toString(cfg.loss);
     if (cfg.checkpointSegments > 1)

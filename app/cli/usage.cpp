@@ -56,6 +56,11 @@ Training set-up
   --torch 2|1.13|1.10    the PyTorch release whose autograd formulas and defaults run the step (default 2):
                          before 2.0 no SDPA, zero_grad() keeps the gradients, optimizers loop per parameter;
                          1.10 (and before) softmax and log_softmax also keep their input for backward
+  --transformers-version X.Y.Z   the transformers release of a config.json model (default today's): before 4.46
+                         a causal LM returns its logits in fp32 and takes the loss on a shifted fp32 copy
+  --loop trainer|custom  what the training loop holds (default trainer: Hugging Face's Trainer returns the loss
+                         alone); custom: `outputs = model(...); loss.backward(); optimizer.step()` keeps the
+                         outputs' logits allocated to the end of the step
 Hardware
   --gpu NAME             GPU preset (e.g. "RTX 4090", a100-80, h100); see --gpu list
   --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)

@@ -197,5 +197,31 @@ check "table: which step reserves the most" grep -q "(reserved: the highest of t
 check "vary: unknown symbol is usage" expect_exit 2 "$l32" --vary length
 check "vary: one line naming the file" one_line_naming "meta-llama--Llama-3.2-3B.json: --vary: no symbol named 'length' (symbols: batch, seq)"
 
+# --transformers-version / --loop: Answer.AI's fsdp_qlora train.py (Feb-Mar 2024, transformers 4.38: fp32 logits
+# returned and shifted; `output` held through backward and the step), Llama-2-7B LoRA r64 on 2 GPUs, FULL_SHARD,
+# batch 1 per GPU, 2048 tokens: "the peak allocated memory is 8.28 GiB vs 9.16 GiB" at 512 / 2048 tokens
+# (benchmarks_03_2024.md). Today's transformers and HF Trainer's loop read 2.8 % low at 2048.
+l27="$data/external/meta-llama--Llama-2-7b-hf.json"
+aarun=(--batch 2 --dtype bf16 --optimizer adamw --grad-checkpoint layers --gpus 2 --strategy fsdp --gpu "RTX 3090"
+  --lora r=64,alpha=16,dropout=0.1,dtype=bf16,targets=q_proj,k_proj,v_proj,up_proj,down_proj,gate_proj)
+gpu_peak() { python3 -c "import json; print(json.load(open('$tmp/out'))['gpus'][0]['peak'])"; }
+within() { python3 -c "import sys; g, w, lo, hi = map(float, sys.argv[1:]); sys.exit(0 if lo <= (g - w) / w * 100 <= hi else 1)" "$@"; }
+for point in "512 8.28" "2048 9.16"; do
+  set -- $point
+  check "answer.ai $1: exits 0" expect_exit 0 "$l27" "${aarun[@]}" --set seq=$1 --transformers-version 4.38.2 --loop custom --json
+  peak=$(gpu_peak)
+  check "answer.ai $1: allocated within 2 % of $2 GiB ($peak B)" within "$peak" "$(python3 -c "print($2 * 2**30)")" -2 2
+done
+check "answer.ai: echoed" bash -c "grep -q '\"transformers_fp32_logits\": true' '$tmp/out' && grep -q '\"loop\": \"custom\"' '$tmp/out'"
+check "today's transformers, trainer loop" expect_exit 0 "$l27" "${aarun[@]}" --set seq=2048 --transformers-version 4.46.0 --loop trainer --json
+check "2048: reads low without them" within "$(gpu_peak)" "$(python3 -c "print(9.16 * 2**30)")" -5 -2
+check "no keys for the defaults" bash -c "! grep -q -e transformers_fp32_logits -e '\"loop\"' '$tmp/out'"
+check "table names both" expect_exit 0 "$l27" "${aarun[@]}" --transformers-version 4.38 --loop custom
+check "table: Config line" grep -q "transformers < 4.46, custom loop" "$tmp/out"
+check "bad transformers version: usage" expect_exit 2 "$l27" --transformers-version four
+check "bad transformers version: one line" one_line_naming "--transformers-version: expected a transformers version such as 4.38.2, got 'four'"
+check "bad loop: usage" expect_exit 2 "$l27" --loop accelerate
+check "bad loop: one line" one_line_naming "--loop: unknown value 'accelerate' (one of trainer, custom)"
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

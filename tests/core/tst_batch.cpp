@@ -35,8 +35,8 @@ Config configAt(int64_t batch, int64_t seq)
     [[maybe_unused]] const auto& [symbols, mode, dtype, optimizer, customOptimizerBytes, rmspropMomentum,
                                   rmspropCentered, loss, checkpointSegments, accumulate, inplace, freeze, gpu,
                                   marginBytes, gpus, strategy, gpu0Batch, offload, offloadActivations, allocator,
-                                  attention, device, torch, framework, modelCode, bnbKeepsMatmulInput, finetune,
-                                  hotExpertShare, varySymbol] = c;
+                                  attention, device, torch, framework, modelCode, bnbKeepsMatmulInput, hfFp32Logits,
+                                  loopKeepsOutput, finetune, hotExpertShare, varySymbol] = c;
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
@@ -124,6 +124,8 @@ private slots:
             << Flip([](Config& c) { c.finetune.layerCheckpoint = true; }) << false;
         QTest::newRow("hotExpertShare") << Flip([](Config& c) { c.hotExpertShare = 0.5; }) << false;
         QTest::newRow("varySymbol") << Flip([](Config& c) { c.varySymbol = 1; }) << false;
+        QTest::newRow("hfFp32Logits") << Flip([](Config& c) { c.hfFp32Logits = true; }) << false;
+        QTest::newRow("loopKeepsOutput") << Flip([](Config& c) { c.loopKeepsOutput = true; }) << false;
     }
     void sameButBatch()
     {

@@ -87,24 +87,38 @@ private slots:
         QTest::addColumn<QString>("dtype");
         QTest::addColumn<QString>("loss");
         QTest::addColumn<QString>("point");
-        QTest::newRow("hf fp32") << "fp32"
-                                 << "ce"
-                                 << "hf_float32";
-        QTest::newRow("hf bf16") << "bf16"
-                                 << "ce"
-                                 << "hf_bfloat16";
-        QTest::newRow("chunked fp32") << "fp32"
-                                      << "chunked-ce"
-                                      << "chunked_float32";
-        QTest::newRow("chunked bf16") << "bf16"
-                                      << "chunked-ce"
-                                      << "chunked_bfloat16";
+        QTest::addColumn<bool>("fp32Logits");  // Config::hfFp32Logits: transformers <= 4.45's forward
+        QTest::addColumn<bool>("keepsOutput"); // Config::loopKeepsOutput: the loop holds the output
+        struct Row
+        {
+            const char *name, *dtype, *loss, *point;
+            bool fp32Logits, keepsOutput;
+        };
+        // F = B*T*V*4 = 8,192,000 (the logits in fp32), F' = B*(T-1)*V*4 = 8,128,000 (shifted, transformers
+        // <= 4.45). hf445: F + 2F' at the forward's loss (fp32 logits, the shifted copy, its log-probabilities);
+        // its custom loop: F + 3F' (the returned logits beside log_softmax's backward); today's hf under a
+        // custom loop: 3F + the held logits (F/2 in bf16, F in fp32).
+        for (const Row& r : std::initializer_list<Row>{
+                 {"hf fp32", "fp32", "ce", "hf_float32", false, false},
+                 {"hf bf16", "bf16", "ce", "hf_bfloat16", false, false},
+                 {"chunked fp32", "fp32", "chunked-ce", "chunked_float32", false, false},
+                 {"chunked bf16", "bf16", "chunked-ce", "chunked_bfloat16", false, false},
+                 {"hf 4.45 fp32", "fp32", "ce", "hf445_float32", true, false},
+                 {"hf 4.45 bf16", "bf16", "ce", "hf445_bfloat16", true, false},
+                 {"hf custom loop fp32", "fp32", "ce", "hf_custom_float32", false, true},
+                 {"hf custom loop bf16", "bf16", "ce", "hf_custom_bfloat16", false, true},
+                 {"hf 4.45 custom loop fp32", "fp32", "ce", "hf445_custom_float32", true, true},
+                 {"hf 4.45 custom loop bf16", "bf16", "ce", "hf445_custom_bfloat16", true, true},
+             })
+            QTest::newRow(r.name) << r.dtype << r.loss << r.point << r.fp32Logits << r.keepsOutput;
     }
     void cpuMeasurement()
     {
         QFETCH(QString, dtype);
         QFETCH(QString, loss);
         QFETCH(QString, point);
+        QFETCH(bool, fp32Logits);
+        QFETCH(bool, keepsOutput);
         std::ifstream f(kData + "/losses/measured.json");
         QVERIFY(f.good());
         const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -114,7 +128,10 @@ private slots:
         const size_t key = text.find("peak_bytes_above_baseline", at);
         const int64_t measured = std::stoll(text.substr(text.find(':', key) + 1));
         const Model m = loadModel(kData + "/losses/tiny_lm.config.json");
-        const Evaluation e = evaluate(m, configFor(m, dtype, loss, 2, 128));
+        Config c = configFor(m, dtype, loss, 2, 128);
+        c.hfFp32Logits = fp32Logits;
+        c.loopKeepsOutput = keepsOutput;
+        const Evaluation e = evaluate(m, c);
         const int64_t got = logitsHighWater(m, e, 8000);
         // the measurement also holds a few KiB of labels and scalars
         QVERIFY2(got <= measured && measured - got < 4096,

@@ -190,7 +190,9 @@ std::optional<Framework> parseFramework(std::string_view s) noexcept { return pa
 ModelCode presetModelCode(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].modelCode; }
 bool presetBnbKeepsMatmulInput(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].bnbKeepsMatmulInput; }
 
-std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcept
+namespace {
+// "X.Y" or "X.Y.Z", each part a non-negative integer (a missing patch reads 0).
+std::optional<std::array<int, 3>> parseVersion(std::string_view version) noexcept
 {
     std::array<int, 3> parts{0, 0, 0};
     size_t n = 0;
@@ -209,7 +211,24 @@ std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcep
     }
     if (n < 2)
         return std::nullopt;
-    return parts < std::array<int, 3>{0, 43, 2}; // PR #1270 shipped in 0.43.2
+    return parts;
+}
+} // namespace
+
+std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcept
+{
+    const auto v = parseVersion(version);
+    if (!v)
+        return std::nullopt;
+    return *v < std::array<int, 3>{0, 43, 2}; // PR #1270 shipped in 0.43.2
+}
+
+std::optional<bool> transformersVersionFp32Logits(std::string_view version) noexcept
+{
+    const auto v = parseVersion(version);
+    if (!v)
+        return std::nullopt;
+    return *v < std::array<int, 3>{4, 46, 0}; // 4.46 moved the upcast into ForCausalLMLoss
 }
 
 void applyFramework(Framework f, Config& c, uint32_t userSet)

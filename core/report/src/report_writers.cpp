@@ -94,6 +94,10 @@ json configJson(const Model& model, const Config& c)
         j["offload_activations"] = true;
     if (c.bnbKeepsMatmulInput != presetBnbKeepsMatmulInput(c.framework)) // only a --bnb-version the preset lacks
         j["bnb_keeps_matmul_input"] = c.bnbKeepsMatmulInput;
+    if (c.hfFp32Logits) // --transformers-version before 4.46 only
+        j["transformers_fp32_logits"] = true;
+    if (c.loopKeepsOutput) // --loop custom only
+        j["loop"] = "custom";
     if (c.varySymbol >= 0 && static_cast<size_t>(c.varySymbol) < model.symbols.size()) // --vary only
         j["vary"] = model.symbols[static_cast<size_t>(c.varySymbol)].name;
     return j;

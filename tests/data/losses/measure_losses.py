@@ -8,6 +8,11 @@
 #                (torchtune/modules/loss/ce_chunked_output_loss.py): [lm_head(c) for c in h.chunk(8, dim=1)],
 #                each chunk's cross_entropy(chunk.float(), reduction="sum") added up; the recipes `del logits`
 #                before backward
+#   hf445:       transformers <= 4.45 LlamaForCausalLM.forward with labels: logits = lm_head(h).float() (the
+#                model's returned logits), shift_logits = logits[..., :-1, :].contiguous(), cross_entropy on it
+#                against labels[..., 1:]; the loop drops the output before backward (HF Trainer's compute_loss)
+#   *_custom:    the same loss, the training loop holding the model's output through backward
+#                (`output = model(...); loss = output.loss; loss.backward()`: Answer.AI's train.py, PEFT's run.py)
 # Liger's fused linear cross-entropy needs Triton on a GPU and is not measured here.
 # The region measured is lm_head + loss + backward: h (the final norm's output, a leaf that requires grad) and
 # the frozen lm_head weight exist before it. Output: measured.json beside this script.
@@ -54,6 +59,23 @@ def hf_loss(h, w, labels):
     return F.cross_entropy(logits.float().reshape(-1, V), labels.reshape(-1))
 
 
+def hf_output(h, w, labels):
+    # today's: the 16-bit logits are the output, the upcast is the loss function's local
+    logits = h @ w.t()
+    return F.cross_entropy(logits.float().reshape(-1, V), labels.reshape(-1)), logits
+
+
+def hf445_output(h, w, labels):
+    logits = (h @ w.t()).float()
+    shift_logits = logits[..., :-1, :].contiguous()
+    shift_labels = labels[..., 1:].contiguous()
+    return F.cross_entropy(shift_logits.view(-1, V), shift_labels.view(-1)), logits
+
+
+def hf445_loss(h, w, labels):
+    return hf445_output(h, w, labels)[0]
+
+
 def chunked_loss(h, w, labels):
     logits = [c @ w.t() for c in h.chunk(CHUNKS, dim=1)]
     total = 0.0
@@ -63,14 +85,21 @@ def chunked_loss(h, w, labels):
     return total / labels.numel()
 
 
-def measure(loss_fn, dtype):
+def measure(loss_fn, dtype, holds_output=False):
     h = torch.randn(B, T, H, dtype=dtype, requires_grad=True)
     w = torch.randn(V, H, dtype=dtype) * 0.02
     labels = torch.randint(0, V, (B, T))
+    output_fn = loss_fn  # holds_output: it gives (loss, logits), and the loop keeps both through backward
+    if holds_output:
+        loss_fn = lambda h, w, labels: output_fn(h, w, labels)[0]  # noqa: E731
     loss_fn(h, w, labels).backward()  # warm-up
     h.grad = None
 
     def step():
+        if holds_output:
+            output = output_fn(h, w, labels)
+            output[0].backward()
+            return output  # alive until backward has returned
         loss = loss_fn(h, w, labels)
         loss.backward()
 
@@ -85,8 +114,10 @@ def main():
            "logits_elements": B * T * V, "points": {}}
     for dtype in (torch.float32, torch.bfloat16):
         name = str(dtype).replace("torch.", "")
-        for label, fn in (("hf", hf_loss), ("chunked", chunked_loss)):
+        for label, fn in (("hf", hf_loss), ("chunked", chunked_loss), ("hf445", hf445_loss)):
             out["points"][f"{label}_{name}"] = measure(fn, dtype)
+        for label, fn in (("hf_custom", hf_output), ("hf445_custom", hf445_output)):
+            out["points"][f"{label}_{name}"] = measure(fn, dtype, holds_output=True)
     json.dump(out, sys.stdout, indent=1)
     print()
 

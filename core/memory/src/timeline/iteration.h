@@ -61,6 +61,7 @@ struct Iteration
     std::vector<int> gradBuf;     // gradient buffer per tensor
     bool lossHasGrad = false;     // the loss output gets a gradient: backward runs
     std::vector<int> keptOutputs; // lit-gpt: the logits its training loop holds until backward ends (loss.cpp)
+    std::vector<int> loopOutputs; // Config::loopKeepsOutput: the output the loop holds to the step's end (loss.cpp)
     // Loss::FusedLinearCE (loss.cpp): the units Liger's function replaces (the lm_head MatMul and a final
     // softcap), the lm_head unit, and the hidden states' gradient it computes in forward
     std::vector<uint8_t> fusedLoss;
@@ -108,6 +109,7 @@ void findFusedLinearLoss(Iteration& w);
 bool fusedLinearLossForward(Iteration& w, size_t u);
 void fusedLinearLossBackward(Iteration& w, size_t u);
 void loss(Iteration& w);
+void releaseLoopOutputs(Iteration& w);
 // backward.cpp
 void backward(Iteration& w);
 void releaseLeftovers(Iteration& w);

@@ -13,7 +13,8 @@ namespace {
 // and its peers did it in forward) runs `logits = logits.float()` before cross_entropy whatever the dtype, so
 // a model trained with `labels=` on 16-bit logits (pure --dtype bf16/fp16, LoRA and QLoRA on a bf16 model)
 // holds an fp32 copy, fp32 log-probabilities and fp32 gradients at the loss, as under autocast. Today's form
-// pads the labels; older ones also made `shift_logits.contiguous()`, a second fp32 copy, not modelled.
+// pads the labels. Before 4.46 (Config::hfFp32Logits) the fp32 copy was `outputs.logits` itself, and the loss
+// ran on `shift_logits = logits[..., :-1, :].contiguous()`, a second fp32 copy of T - 1 positions (lossShifts).
 // Known only for a model built from a config.json (an ONNX file does not say it is trained with `labels=`);
 // fp32 logits (prepare_model_for_kbit_training's fp32 lm_head) make `.float()` return the tensor itself.
 // torchtune's CEWithChunkedOutputLoss.compute_cross_entropy upcasts every chunk (`logits.float()`), whatever
@@ -37,7 +38,9 @@ Loss lossKind(const Iteration& w)
 // of log_softmax and of the upcast exist one chunk at a time (torchtune), else for the whole output.
 // `lsInput`: log_softmax's input where that PyTorch keeps it (1.10: logSoftmaxKeepsInput), freed with its
 // result once log_softmax's backward has run.
-void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Loss kind, int lsInput)
+// `shifted`: transformers < 4.46's shift (loss()): log_softmax's backward gives the shifted copy's gradient,
+// SliceBackward scatters it into zeros shaped like the fp32 logits, and ToCopyBackward casts that to 16 bits.
+void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Loss kind, int lsInput, bool shifted)
 {
     int& og = w.gradBuf[static_cast<size_t>(o)];
     w.rec.begin(-1, Phase::Loss);
@@ -49,7 +52,22 @@ void outputGradient(Iteration& w, int o, SizeRef lpBytes, bool lift, int lp, Los
     } else if (kind == Loss::CrossEntropy || kind == Loss::ChunkedCE || kind == Loss::ChunkedCE16) {
         const SizeRef g32 = kind == Loss::ChunkedCE ? of(SizeRef::Kind::LossChunk, o) : lpBytes;
         const int glp = w.rec.alloc(g32, Category::Loss, o, 1);
-        if (lift) {
+        if (shifted) {
+            const int gShift = w.rec.alloc(g32, Category::Loss, o, 1);
+            w.rec.decref(glp);
+            w.rec.decref(lp);
+            w.rec.decref(lsInput);
+            // SliceBackward: zeros shaped like the fp32 logits with the shifted gradient copied in (the fp32
+            // output's own gradient, or the copy's, which ToCopyBackward then casts to 16 bits)
+            const int gFull = w.rec.alloc(lift ? of(SizeRef::Kind::LogProb, o) : act(o), Category::Loss, o, 1);
+            w.rec.decref(gShift);
+            if (lift) {
+                og = w.rec.alloc(act(o), Category::Loss, o, 1);
+                w.rec.decref(gFull);
+            } else {
+                og = gFull;
+            }
+        } else if (lift) {
             // log_softmax's backward gives the fp32 copy's gradient; ToCopyBackward then casts it
             // back to the output's 16 bits
             const int gLifted = w.rec.alloc(g32, Category::Loss, o, 1);
@@ -224,28 +242,53 @@ void loss(Iteration& w)
     const bool lift = ((amp && o >= 0 && w.plan.amp16[static_cast<size_t>(o)]) || upcast) && kind != Loss::None &&
                       w.lossHasGrad;
     const SizeRef liftBytes = kind == Loss::ChunkedCE ? of(SizeRef::Kind::LossChunk, o) : lpBytes;
-    const int lifted = lift ? w.rec.alloc(liftBytes, Category::Loss, o, 1) : -1;
-    if (o >= 0 && ce && w.lossHasGrad)
-        lp = w.rec.alloc(lpBytes, Category::Loss, o, 1);
-    // PyTorch 1.10's log_softmax keeps its input (the lifted copy, or the output itself) until its backward;
-    // cross_entropy's one log_softmax only: the chunked losses (torchtune, litgpt) are of torch 2.x
-    int lsInput = -1;
-    if (lp >= 0 && kind == Loss::CrossEntropy && logSoftmaxKeepsInput(w.plan.options.torch)) {
-        lsInput = lifted >= 0 ? lifted : w.bufOfRoot(o);
-        if (lifted < 0)
-            w.rec.incref(lsInput);
-    } else if (lifted >= 0) {
-        w.rec.decref(lifted);
-    }
-    if (o >= 0 && kind == Loss::MSE && w.lossHasGrad)
-        w.rec.incref(w.bufOfRoot(o));
     // lit-gpt's finetune/lora.py fit() holds `logits` (the lm_head chunks) as a local through
     // fabric.backward(loss): they go when backward has run (releaseLeftovers), not here (litgpt_model.cpp 3)
     const bool keep = w.plan.options.litgptModel && w.lossHasGrad;
+    // transformers < 4.46 (Config::hfFp32Logits): `logits = logits.float()` (a copy of 16-bit logits, which
+    // then nothing holds; fp32 logits themselves) is what the model returns, and the loss runs on its shifted
+    // contiguous copy: log-probabilities and their gradients of T - 1 positions (SizeRef::Kind::ShiftedLogProb)
+    const bool shifted = o >= 0 && w.model.hfCausalLm && kind == Loss::CrossEntropy && config.hfFp32Logits &&
+                         w.lossHasGrad;
+    const SizeRef lpUsed = shifted ? of(SizeRef::Kind::ShiftedLogProb, o) : lpBytes;
+    const int lifted = lift ? w.rec.alloc(liftBytes, Category::Loss, o, 1) : -1;
+    if (shifted && lift && !keep)
+        for (int t : w.model.outputs)
+            if (t >= 0 && w.dynamic(t))
+                w.rec.decref(w.bufOfRoot(t));
+    const int shiftCopy = shifted ? w.rec.alloc(lpUsed, Category::Loss, o, 1) : -1;
+    if (o >= 0 && ce && w.lossHasGrad)
+        lp = w.rec.alloc(lpUsed, Category::Loss, o, 1);
+    // PyTorch 1.10's log_softmax keeps its input (the lifted or shifted copy, or the output itself) until its
+    // backward; cross_entropy's one log_softmax only: the chunked losses (torchtune, litgpt) are of torch 2.x
+    const int lsSource = shifted ? shiftCopy : lifted;
+    int lsInput = -1;
+    if (lp >= 0 && kind == Loss::CrossEntropy && logSoftmaxKeepsInput(w.plan.options.torch)) {
+        lsInput = lsSource >= 0 ? lsSource : w.bufOfRoot(o);
+        if (lsSource < 0)
+            w.rec.incref(lsInput);
+    } else if (lsSource >= 0) {
+        w.rec.decref(lsSource);
+    }
+    if (o >= 0 && kind == Loss::MSE && w.lossHasGrad)
+        w.rec.incref(w.bufOfRoot(o));
+    // The output the training loop holds to the end of the step (Config::loopKeepsOutput): the fp32 logits that
+    // transformers < 4.46 returns, else the model's own outputs.
+    const bool loopHolds = w.c.config.loopKeepsOutput && w.lossHasGrad && !keep;
+    if (shifted && lift) {
+        if (loopHolds)
+            w.loopOutputs.push_back(lifted);
+        else
+            w.rec.decref(lifted);
+    }
     for (int t : w.model.outputs)
         if (t >= 0 && w.dynamic(t)) {
             if (keep)
                 w.keptOutputs.push_back(w.bufOfRoot(t));
+            else if (shifted && lift)
+                continue; // released at the upcast
+            else if (loopHolds)
+                w.loopOutputs.push_back(w.bufOfRoot(t));
             else
                 w.rec.decref(w.bufOfRoot(t));
         }
@@ -253,7 +296,20 @@ void loss(Iteration& w)
 
     w.gradBuf.assign(w.nT, -1);
     if (w.lossHasGrad)
-        outputGradient(w, o, lpBytes, lift, lp, kind, lsInput);
+        outputGradient(w, o, lpUsed, lift, lp, kind, lsInput, shifted);
+}
+
+// Config::loopKeepsOutput: the loop drops its output after optimizer.step() (Answer.AI's `output = None`; PEFT's
+// run.py rebinds `outputs` at the next forward, modelled as the same point).
+void releaseLoopOutputs(Iteration& w)
+{
+    if (w.loopOutputs.empty())
+        return;
+    w.rec.begin(-1, Phase::Optimizer);
+    for (int id : w.loopOutputs)
+        w.rec.decref(id);
+    w.loopOutputs.clear();
+    w.rec.end();
 }
 
 } // namespace headroom::timeline
@@ -273,6 +329,12 @@ int64_t lossChunkBytes(const SimContext& c, const SizeRef& ref)
     const int r = static_cast<int>(shape.dims.size());
     const bool exact = shape.state == TensorShape::State::Exact && r >= 2;
     const int64_t vocab = exact ? shape.dims.back().constantValue().value_or(0) : 0;
+    if (ref.kind == SizeRef::Kind::ShiftedLogProb) { // logits[..., :-1, :] in fp32: rows x (T - 1) x V
+        const int64_t seq = exact && vocab > 0 ? spanElements(shape.dims, r - 2, r - 1, c.shapes.values) : 0;
+        if (seq <= 0)
+            return checkedMul(numel, 4).value_or(0);
+        return checkedMul(checkedMul(numel / (seq * vocab), seq - 1).value_or(0), vocab * 4).value_or(0);
+    }
     if (ref.kind == SizeRef::Kind::LossChunk) {
         if (!exact || vocab <= 0 || r < 3)
             return checkedMul(timeline::ceilDiv(numel, 8), 4).value_or(0);

@@ -26,6 +26,7 @@ void run(Iteration& w)
         backward(w);
         releaseLeftovers(w);
         optimizerStep(w);
+        releaseLoopOutputs(w);
     }
     w.rec.finish();
 }
@@ -50,6 +51,8 @@ SimKey simKey(const Config& config, const SimOptions& options)
     k.segmentOfUnit = options.segmentOfUnit;
     k.offload = options.offload;
     k.foreachOptimizer = foreachOptimizers(config.torch);
+    k.fp32Logits = config.hfFp32Logits;
+    k.loopKeepsOutput = config.loopKeepsOutput;
     return k;
 }
 

@@ -57,6 +57,7 @@ struct SizeRef
         OptimizerTemp,   // a foreach optimizer's temporary for parameter `index` (-1: all of them)
         LossChunk,       // one of torchtune's output chunks of output `index` in fp32 (loss.cpp)
         LinearLossChunk, // Liger's transient logits chunk of the lm_head output `index` (loss.cpp)
+        ShiftedLogProb,  // fp32, the output `index` less its last position: transformers < 4.46's shift (loss.cpp)
     };
     Kind kind = Kind::Activation;
     int index = -1;
@@ -74,6 +75,8 @@ struct SimKey
     std::vector<int> segmentOfUnit;
     bool offload = false;         // activation offloading (offload.cpp)
     bool foreachOptimizer = true; // torch.optim's foreach kernels, or a loop over the parameters (optimizer_step.cpp)
+    bool fp32Logits = false;      // Config::hfFp32Logits: transformers < 4.46's returned fp32 logits (loss.cpp)
+    bool loopKeepsOutput = false; // Config::loopKeepsOutput: the loop holds the output to the step's end (loss.cpp)
     bool operator==(const SimKey&) const = default;
 };
 SimKey simKey(const Config& config, const SimOptions& options);
@@ -128,7 +131,8 @@ struct SimContext
 };
 
 int64_t sizeOf(const SimContext& c, const SizeRef& ref);
-// loss.cpp: the chunked losses' chunk sizes (SizeRef::Kind::LossChunk, LinearLossChunk)
+// loss.cpp: the chunked losses' chunk sizes (SizeRef::Kind::LossChunk, LinearLossChunk) and the shifted logits'
+// (ShiftedLogProb)
 int64_t lossChunkBytes(const SimContext& c, const SizeRef& ref);
 bool guardsHold(const SimContext& c, const SimProgram& program);
 // timeline.cpp: one structural walk of the iteration (the phases above).

@@ -123,7 +123,8 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref)
     case SizeRef::Kind::DequantTransient: return s.dequantTransient;
     case SizeRef::Kind::Quantized: return s.quantized;
     case SizeRef::Kind::LossChunk:
-    case SizeRef::Kind::LinearLossChunk: return lossChunkBytes(c, ref);
+    case SizeRef::Kind::LinearLossChunk:
+    case SizeRef::Kind::ShiftedLogProb: return lossChunkBytes(c, ref);
     case SizeRef::Kind::OptimizerTemp: {
         // torch/optim/adam.py _multi_tensor_adam (AdamW: adamw.py _multi_tensor_adamw, and the other foreach
         // optimizers listed): exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs) is one new tensor per

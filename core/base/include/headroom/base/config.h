@@ -115,6 +115,19 @@ struct Config
     // Linear's input that requires grad lives until the Linear's backward (core/memory/src/litgpt_model.cpp
     // rule 4). A property of the bitsandbytes version, whatever the model code: the CLI's --bnb-version.
     bool bnbKeepsMatmulInput = false;
+    // transformers before 4.46: LlamaForCausalLM.forward and its peers ran `logits = logits.float()` whenever labels
+    // were given and returned that fp32 tensor as `outputs.logits`, then took the loss of
+    // `shift_logits = logits[..., :-1, :].contiguous()`, a second fp32 copy of T - 1 positions (4.46 moved the
+    // upcast into ForCausalLMLoss, transformers/loss/loss_utils.py, which shifts the labels instead). Only a
+    // causal LM built from a config.json trained with cross-entropy on 16-bit logits. The CLI's
+    // --transformers-version.
+    bool hfFp32Logits = false;
+    // The training loop holds the model's output through backward and the optimizer step: `output = model(...);
+    // loss = output.loss; loss.backward(); optimizer.step()` with `output` dropped only after (Answer.AI's
+    // fsdp_qlora train.py, PEFT's method-comparison run.py), so `outputs.logits` is allocated all that time.
+    // Hugging Face's Trainer.compute_loss returns the loss alone and torchtune's recipes `del logits` before
+    // backward: false, the default. lit-gpt's fit() is its own rule (ModelCode::Litgpt). The CLI's --loop.
+    bool loopKeepsOutput = false;
     FineTune finetune; // LoRA (applied at load: LoadOptions::lora) and QLoRA
     // Mixture of experts: the share of a batch's tokens routed to the hottest expert (each token picks an expert
     // at most once, so k/E <= share <= 1). 0: balanced routing, k/E (docs/MOE.md section 7).
@@ -186,5 +199,8 @@ bool presetBnbKeepsMatmulInput(Framework f) noexcept;
 // bitsandbytes' version "X.Y.Z" (or "X.Y"): whether it keeps MatMul4Bit's input (< 0.43.2); nullopt when the
 // text is not such a version.
 std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcept;
+// transformers' version "X.Y[.Z]": whether its causal LMs return fp32 logits and shift them (< 4.46,
+// Config::hfFp32Logits); nullopt when the text is not such a version.
+std::optional<bool> transformersVersionFp32Logits(std::string_view version) noexcept;
 
 } // namespace headroom
