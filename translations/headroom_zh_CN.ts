@@ -1142,6 +1142,22 @@
         <source>%1 varies from step to step up to %2</source>
         <translation>%1 逐步变化，最长到 %2</translation>
     </message>
+    <message>
+        <source>Training loop</source>
+        <translation>训练循环</translation>
+    </message>
+    <message>
+        <source>custom: keeps the output to the end of the step</source>
+        <translation>自定义：输出一直保留到该步结束</translation>
+    </message>
+    <message>
+        <source>transformers</source>
+        <translation>transformers 库</translation>
+    </message>
+    <message>
+        <source>before 4.46: fp32 logits, shifted fp32 copy for the loss</source>
+        <translation>4.46 之前：fp32 logits，损失用移位后的 fp32 副本</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -1860,6 +1876,30 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>Each batch is padded to its longest sample, so the sequence length changes from step to step up to the value above. The allocator keeps the memory every length reserved: the reserved peak is the highest of those steps. The verdict stays the longest step&apos;s, since the allocator gives its cache back before it runs out.</source>
         <translation>每个批次都填充到其中最长的样本，因此序列长度逐步变化，最长到上面的值。分配器保留每种长度预留过的内存：预留峰值取这些步中最高的一个。是否放得下仍按最长的一步判断，因为分配器在内存耗尽之前会先交还其缓存。</translation>
+    </message>
+    <message>
+        <source>transformers &lt; 4.46 (fp32 logits)</source>
+        <translation>4.46 之前的 transformers（fp32 logits）</translation>
+    </message>
+    <message>
+        <source>Training loop:</source>
+        <translation>训练循环：</translation>
+    </message>
+    <message>
+        <source>What the training loop holds while backward runs. Hugging Face Trainer returns the loss alone, so the model&apos;s output goes before backward. A custom loop (output = model(...); loss.backward(); optimizer.step()) keeps the output&apos;s logits to the end of the step.</source>
+        <translation>反向传播期间训练循环持有什么。Hugging Face Trainer 只返回损失，因此模型输出在反向传播之前就释放。自定义循环（output = model(...); loss.backward(); optimizer.step()）会把输出的 logits 一直保留到该步结束。</translation>
+    </message>
+    <message>
+        <source>Before transformers 4.46 a causal language model trained with labels returned its logits in fp32 and took the loss on a second, shifted fp32 copy: at a large vocabulary that is gigabytes more at the loss, and more still when the loop keeps the output.</source>
+        <translation>在 transformers 4.46 之前，带标签训练的因果语言模型以 fp32 返回 logits，并在第二份移位后的 fp32 副本上计算损失：词表很大时，损失处要多出数 GB；若循环还保留输出，则更多。</translation>
+    </message>
+    <message>
+        <source>HF Trainer (drops outputs)</source>
+        <translation>HF Trainer（释放输出）</translation>
+    </message>
+    <message>
+        <source>Custom (keeps outputs)</source>
+        <translation>自定义（保留输出）</translation>
     </message>
 </context>
 <context>

@@ -58,7 +58,8 @@ ControlsPanel::ControlsPanel(QWidget* parent)
       m_capacity(new QDoubleSpinBox(this)), m_gpus(new QSpinBox(this)), m_strategy(new QComboBox(this)),
       m_gpu0Batch(new QSpinBox(this)), m_offload(new QCheckBox(tr("CPU offload"), this)),
       m_allocator(new QComboBox(this)), m_margin(new QSpinBox(this)), m_units(new QComboBox(this)),
-      m_attention(new QComboBox(this)), m_framework(new QComboBox(this)), m_finetune(new FineTunePanel(this))
+      m_attention(new QComboBox(this)), m_framework(new QComboBox(this)), m_loop(new QComboBox(this)),
+      m_oldLogits(new QCheckBox(tr("transformers < 4.46 (fp32 logits)"), this)), m_finetune(new FineTunePanel(this))
 {
     layoutControls();
     addChoices();
@@ -83,6 +84,8 @@ void ControlsPanel::layoutControls()
     form->addRow(tr("Precision:"), m_dtype);
     form->addRow(tr("Optimizer:"), m_optimizer);
     form->addRow(tr("Loss:"), m_loss);
+    form->addRow(tr("Training loop:"), m_loop);
+    form->addRow(QString(), m_oldLogits);
     auto* checkpointRow = new QHBoxLayout;
     checkpointRow->addWidget(m_checkpoint);
     checkpointRow->addWidget(m_bestCheckpoint, 1);
@@ -137,13 +140,23 @@ void ControlsPanel::describeControls()
     m_framework->setObjectName(QStringLiteral("frameworkCombo"));
     m_loss->setObjectName(QStringLiteral("lossCombo"));
     m_offloadActivations->setObjectName(QStringLiteral("offloadActivationsCheck"));
+    m_loop->setObjectName(QStringLiteral("loopCombo"));
+    m_oldLogits->setObjectName(QStringLiteral("oldLogitsCheck"));
+    m_loop->setToolTip(tr("What the training loop holds while backward runs. Hugging Face Trainer returns the loss "
+                          "alone, so the model's output goes before backward. A custom loop (output = model(...); "
+                          "loss.backward(); optimizer.step()) keeps the output's logits to the end of the step."));
+    m_oldLogits->setToolTip(tr("Before transformers 4.46 a causal language model trained with labels returned its "
+                               "logits in fp32 and took the loss on a second, shifted fp32 copy: at a large "
+                               "vocabulary that is gigabytes more at the loss, and more still when the loop keeps "
+                               "the output."));
     m_gpu->setToolTip(tr("The GPU the verdict is for. Every preset's capacity is the device total PyTorch reports "
                          "(torch.cuda.mem_get_info, the \"total capacity\" of its out-of-memory message), a few "
                          "hundred MiB below nvidia-smi's; the CUDA context comes off it."));
     m_capacity->setToolTip(tr("Memory of a GPU not in the list, in GiB."));
     m_units->setToolTip(
         tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_mode, m_dtype, m_optimizer, m_loss, m_gpu, m_capacity, m_units})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_mode, m_dtype, m_optimizer, m_loss, m_loop, m_oldLogits, m_gpu,
+                                                      m_capacity, m_units})
         w->setWhatsThis(w->toolTip());
     m_checkpoint->setRange(0, 64);
     m_checkpoint->setSpecialValueText(tr("off"));
@@ -192,8 +205,9 @@ void ControlsPanel::describeControls()
 // Every control reports a change; the GPU and strategy controls first update the ones they govern.
 void ControlsPanel::connectControls()
 {
-    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_allocator, m_attention})
+    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_loop, m_allocator, m_attention})
         connect(box, &QComboBox::currentIndexChanged, this, &ControlsPanel::changed);
+    connect(m_oldLogits, &QCheckBox::toggled, this, &ControlsPanel::changed);
     connect(m_gpus, &QSpinBox::valueChanged, this, [this] {
         updateStrategyWidgets();
         changed();
@@ -267,6 +281,8 @@ void ControlsPanel::addChoices()
     addEnum(m_loss, Loss::ChunkedCE, tr("Chunked cross-entropy (torchtune)"));
     addEnum(m_loss, Loss::FusedLinearCE, tr("Fused linear cross-entropy (Liger)"));
     addEnum(m_loss, Loss::ChunkedCE16, tr("Chunked cross-entropy, 16-bit (litgpt)"));
+    m_loop->addItem(tr("HF Trainer (drops outputs)"), false);
+    m_loop->addItem(tr("Custom (keeps outputs)"), true);
     selectData(m_optimizer, static_cast<int>(Optimizer::Adam));
     for (const GpuSpec& g : gpuPresets())
         m_gpu->addItem(tr("%1 (%2)").arg(gpuDisplayName(g.name), bytesText(g.capacity, Units::IEC)), qs(g.name));
@@ -354,6 +370,8 @@ void ControlsPanel::resetModelSettings()
     m_accumulate->setValue(1);
     m_inplace->setChecked(false);
     m_offloadActivations->setChecked(false);
+    selectData(m_loop, d.loopKeepsOutput);
+    m_oldLogits->setChecked(d.hfFp32Logits);
     m_finetune->resetToDefaults();
     m_checkpoint->setEnabled(true);
     m_restoring = restoring;
@@ -458,6 +476,8 @@ headroom::Config ControlsPanel::config() const
     c.accumulate = m_accumulate->value();
     c.inplace = m_inplace->isChecked();
     c.offloadActivations = m_offloadActivations->isChecked();
+    c.loopKeepsOutput = m_loop->currentData().toBool();
+    c.hfFp32Logits = m_oldLogits->isChecked();
     c.freeze = m_freeze;
     if (c.finetune.lora.r > 0) // only the adapters train, as the CLI's --lora
         for (const std::string& p : headroom::loraFreezePatterns())
@@ -508,6 +528,8 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("accumulate"), m_accumulate->value());
     s.setValue(QStringLiteral("inplace"), m_inplace->isChecked());
     s.setValue(QStringLiteral("offloadActivations"), m_offloadActivations->isChecked());
+    s.setValue(QStringLiteral("loopKeepsOutput"), m_loop->currentData().toBool());
+    s.setValue(QStringLiteral("transformersFp32Logits"), m_oldLogits->isChecked());
     s.setValue(QStringLiteral("gpu"), m_gpu->currentData().toString());
     s.setValue(QStringLiteral("capacityGiB"), m_capacity->value());
     s.setValue(QStringLiteral("gpus"), m_gpus->value());
@@ -547,6 +569,8 @@ void ControlsPanel::restoreSettings()
     m_accumulate->setValue(s.value(QStringLiteral("accumulate"), 1).toInt());
     m_inplace->setChecked(s.value(QStringLiteral("inplace"), false).toBool());
     m_offloadActivations->setChecked(s.value(QStringLiteral("offloadActivations"), false).toBool());
+    selectData(m_loop, s.value(QStringLiteral("loopKeepsOutput"), false).toBool());
+    m_oldLogits->setChecked(s.value(QStringLiteral("transformersFp32Logits"), false).toBool());
     if (s.contains(QStringLiteral("gpu")))
         selectData(m_gpu, s.value(QStringLiteral("gpu")).toString());
     if (m_gpu->currentData().toString().isEmpty())

@@ -102,6 +102,8 @@ private:
     QComboBox* m_units;
     QComboBox* m_attention;
     QComboBox* m_framework;    // a preset of the switches above (headroom::applyFramework)
+    QComboBox* m_loop;         // what the training loop holds (Config::loopKeepsOutput)
+    QCheckBox* m_oldLogits;    // transformers before 4.46 (Config::hfFp32Logits)
     FineTunePanel* m_finetune; // declared last: initialised last in the constructor
     std::vector<std::string> m_freeze;
     int m_best = 0;

@@ -69,6 +69,10 @@ void PdfReport::configuration(ReportDocument& doc)
     rows.append({tr("Inplace activations"), yesNo(c.inplace)});
     if (c.offloadActivations) // only when on: every other report stays as it was
         rows.append({tr("Activation offloading"), yesNo(true)});
+    if (c.loopKeepsOutput) // --loop custom only
+        rows.append({tr("Training loop"), tr("custom: keeps the output to the end of the step")});
+    if (c.hfFp32Logits) // --transformers-version before 4.46 only
+        rows.append({tr("transformers"), tr("before 4.46: fp32 logits, shifted fp32 copy for the loss")});
     if (c.varySymbol >= 0 && static_cast<size_t>(c.varySymbol) < m_model.symbols.size()) // --vary only
         rows.append({tr("Padded batches"), tr("%1 varies from step to step up to %2")
                                                .arg(qs(m_model.symbols[static_cast<size_t>(c.varySymbol)].name))

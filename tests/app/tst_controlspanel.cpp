@@ -102,6 +102,52 @@ private slots:
         QCOMPARE(longest.memory.peak, varying.memory.peak);
     }
 
+    // "Training loop" and "transformers before 4.46" set Config::loopKeepsOutput and Config::hfFp32Logits, the
+    // CLI's --loop custom and --transformers-version 4.38; the figures are the core's for that configuration
+    // (Answer.AI's Llama-2-7B LoRA runs are their truth: tst_published, test_finetune.sh).
+    void loopAndTransformers_data()
+    {
+        QTest::addColumn<bool>("custom");
+        QTest::addColumn<bool>("oldLogits");
+        QTest::newRow("trainer, today's") << false << false;
+        QTest::newRow("custom loop") << true << false;
+        QTest::newRow("transformers 4.45") << false << true;
+        QTest::newRow("both") << true << true;
+    }
+    void loopAndTransformers()
+    {
+        QFETCH(bool, custom);
+        QFETCH(bool, oldLogits);
+        const Model m = loadModel(kLlama32);
+        ControlsPanel panel;
+        panel.setModel(m);
+        selectData(panel.findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
+        QComboBox* loop = panel.findChild<QComboBox*>(QStringLiteral("loopCombo"));
+        QCheckBox* old = panel.findChild<QCheckBox*>(QStringLiteral("oldLogitsCheck"));
+        QVERIFY(loop && old);
+        QSignalSpy changed(&panel, &ControlsPanel::configChanged);
+        selectData(loop, custom);
+        old->setChecked(oldLogits);
+        QCOMPARE(changed.size(), int(custom) + int(oldLogits));
+        const Config c = panel.config();
+        QCOMPARE(c.loopKeepsOutput, custom);
+        QCOMPARE(c.hfFp32Logits, oldLogits);
+        Config plain = c;
+        plain.loopKeepsOutput = false;
+        plain.hfFp32Logits = false;
+        // Each switch changes the step's timeline (tst_losses holds the loss region to the CPU measurement);
+        // the loop that keeps the output never lowers the peak
+        const auto allocated = [&](const Config& k) {
+            std::vector<int64_t> out;
+            for (const TimelinePoint& p : evaluate(m, k).timeline)
+                out.push_back(p.allocated);
+            return out;
+        };
+        QCOMPARE(allocated(c) != allocated(plain), custom || oldLogits);
+        if (custom)
+            QVERIFY(evaluate(m, c).memory.peak >= evaluate(m, plain).memory.peak);
+    }
+
     // The box's state is saved with the sizes and comes back for the same model, not for another one.
     void persistsForTheSameModel()
     {
