@@ -103,6 +103,28 @@ const std::vector<Point>& points()
          Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 3090", Stat::Reserved, Stack::HF},
         {"aa-mistral-7b-v02-qlora-offload-bs1-24576", "mistral-community--Mistral-7B-v0.2", 1, 24576, kAnswerAi,
          Quant::NF4, true, Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
+        // The same document's other 7B rows (the 3090 case study's batch-1 tables and LoRA batch 4, the 4090 table's
+        // offload rows, Mistral's 12 x 2,048) and the allocated figures it gives for LoRA batch 1.
+        {"aa-l2-7b-qlora-bs1-512", "meta-llama--Llama-2-7b-hf", 1, 512, kAnswerAi, Quant::NF4, true, Optimizer::AdamW,
+         true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-qlora-bs1-2048", "meta-llama--Llama-2-7b-hf", 1, 2048, kAnswerAi, Quant::NF4, true, Optimizer::AdamW,
+         true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-lora-bs1-512", "meta-llama--Llama-2-7b-hf", 1, 512, kAnswerAi, Quant::None, false, Optimizer::AdamW,
+         true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-lora-bs1-2048", "meta-llama--Llama-2-7b-hf", 1, 2048, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-lora-bs1-512-allocated", "meta-llama--Llama-2-7b-hf", 1, 512, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Allocated, Stack::HF},
+        {"aa-l2-7b-lora-bs1-2048-allocated", "meta-llama--Llama-2-7b-hf", 1, 2048, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Allocated, Stack::HF},
+        {"aa-l2-7b-lora-bs4-2048", "meta-llama--Llama-2-7b-hf", 4, 2048, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-lora-offload-bs10-2048", "meta-llama--Llama-2-7b-hf", 10, 2048, kAnswerAi, Quant::None, false,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
+        {"aa-l2-7b-qlora-offload-bs12-2048", "meta-llama--Llama-2-7b-hf", 12, 2048, kAnswerAi, Quant::NF4, true,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
+        {"aa-mistral-7b-v02-qlora-offload-bs12-2048", "mistral-community--Mistral-7B-v0.2", 12, 2048, kAnswerAi,
+         Quant::NF4, true, Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
         // The resource table's runs peak in iteration 0, where finetune/lora.py forces the longest sample: no
         // previous step's graph holds its Linear4bit inputs there (litgpt_model.cpp rule 5), so the bnb rows read
         // over (+8 to +13 %) by about those inputs; Headroom gives a steady step, where they are held.
@@ -197,6 +219,16 @@ const std::vector<Point>& points()
 // id -> why the figure is off today (or what Headroom cannot express). A/B records not in points() are
 // listed in notExpressed() below.
 const std::map<std::string, const char*> kExpectedFailures = {
+    {"aa-l2-7b-qlora-bs1-512",
+     "-8.5 % (0.42 GiB) where the step adds little to what FSDP's init leaves: the wrapping replays 3.47 GiB "
+     "reserved where the document prints reserved_after_model_wrap 3.72 GiB for this run (the 2048-token run, "
+     "whose activations reuse that cache, is -3.2 %); the other 0.25 GiB of the init is not found (checked: "
+     "bnb's quantization leftovers after train.py's empty_cache, LoRA leaves wrapped as units)"},
+    {"aa-l2-7b-lora-offload-bs10-2048",
+     "-7.9 % (1.8 GiB) on a 4090 near its capacity, where QLoRA offload at batch 12 is -1.6 %: the difference is "
+     "the 16-bit base under CPU offload, whose units' shards are copied to the GPU before their all-gather "
+     "(Headroom: the pre-unshard stream's copies, root/N + 3 layers/N) and whose gathered layers are four times "
+     "the 4-bit ones; which of those buffers the run held more of is not found"},
     {"tt-readme-l31-8b-lora-4090",
      "+18 % (+35 % with plain cross-entropy): the run has compile=True, and torchtune's compile_loss "
      "(torchtune/training/_compile.py) compiles each chunk's upcast + cross-entropy, which inductor fuses, so the "
@@ -302,21 +334,33 @@ struct Predicted
 // 0.43.0 was current and 0.43.1 came in April; both keep it, PR #1270 dropped it in 0.43.2).
 bool bnbKeepsInput(const Point& p) { return p.stack == Stack::Litgpt || std::string_view(p.id).starts_with("aa-"); }
 
-// transformers before 4.46 (Config::hfFp32Logits): Answer.AI's benchmarks ran in February and March 2024
-// (benchmarks_03_2024.md), when pip's llama-recipes brought transformers 4.38 / 4.39, whose LlamaForCausalLM and
-// MistralForCausalLM returned fp32 logits and took the loss on a shifted fp32 copy.
-bool fp32Logits(const Point& p) { return std::string_view(p.id).starts_with("aa-"); }
+// What each source's runs had, by the record's source_group and framework, so that every record of the same
+// source gets the same switches (the held-aside ones too), with where each comes from:
+//  - transformers before 4.46 (Config::hfFp32Logits): Answer.AI's benchmarks ran in February and March 2024
+//    (benchmarks_03_2024.md), when `pip install llama-recipes` brought transformers 4.38 / 4.39, whose
+//    LlamaForCausalLM and MistralForCausalLM returned fp32 logits and took the loss on a shifted fp32 copy;
+//  - a loop that holds the model's output through backward and the optimizer step (Config::loopKeepsOutput):
+//    Answer.AI's fsdp_qlora train.py 4cd6923 (`output = model(...)`, `loss.backward()`, `optimizer.step()`,
+//    then `output = None`) and PEFT's method_comparison run.py (`outputs = model(**batch, ...)`,
+//    `loss = outputs.loss`, backward and step, `outputs` rebound at the next step). HF Trainer (the bert-large
+//    rows) returns the loss alone; torchtune's recipes `del logits` before backward; litgpt's fit() is its own
+//    rule.
+const std::vector<std::pair<const char*, const char*>> kSourceBefore446 = {
+    {"source_group", "Answer.AI FSDP+QLoRA benchmarks"}};
+const std::vector<std::pair<const char*, const char*>> kLoopsKeepingOutput = {
+    {"framework", "fsdp_qlora train.py"}, {"framework", "method_comparison/MetaMathQA run.py"}};
 
-// The training loop holds the model's output through backward and the optimizer step (Config::loopKeepsOutput):
-// Answer.AI's train.py 4cd6923 (`output = model(...)`, `loss.backward()`, `optimizer.step()`, then
-// `output = None`) and PEFT's run.py (`outputs = model(**batch, ...)`, `loss = outputs.loss`, backward and step,
-// `outputs` rebound at the next step). HF Trainer (the bert-large rows) returns the loss alone; torchtune's
-// recipes `del logits` before backward; litgpt's fit() is its own rule.
-bool loopKeepsOutput(const Point& p)
+bool recordSays(const Point& p, const std::vector<std::pair<const char*, const char*>>& table)
 {
-    const std::string_view id(p.id);
-    return id.starts_with("aa-") || id.starts_with("peft-");
+    const nlohmann::json& rec = records().at(p.id);
+    for (const auto& [field, text] : table)
+        if (rec.contains(field) && rec[field].is_string() &&
+            rec[field].get<std::string>().find(text) != std::string::npos)
+            return true;
+    return false;
 }
+bool fp32Logits(const Point& p) { return recordSays(p, kSourceBefore446); }
+bool loopKeepsOutput(const Point& p) { return recordSays(p, kLoopsKeepingOutput); }
 
 // Whether the run's batches are padded to their longest sample, as the record's seq_len_kind says ("padded to
 // longest in batch", "pads to the batch's longest", litgpt's "micro-batch padded to it" after the longest
@@ -406,7 +450,7 @@ class TestPublished : public QObject
 private slots:
     void initTestCase()
     {
-        QVERIFY2(records().size() == 82, "tests/data/external/measured.jsonl: 82 records expected");
+        QVERIFY2(records().size() == 92, "tests/data/external/measured.jsonl: 92 records expected");
         if (printTable())
             std::printf("| id | statistic | measured | Headroom | error |\n|---|---|---|---|---|\n");
     }
