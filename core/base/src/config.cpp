@@ -138,8 +138,9 @@ struct FrameworkPreset
 //  - no prepare_model_for_kbit_training (a PEFT function); QLoRA is qlora_llama2_7b = lora_llama2_7b with
 //    quantize_base=True: LoRALinear's base weight becomes torchao's to_nf4(weight) (block_size 64,
 //    scaler_block_size 256: int8 scalers with one fp32 factor per 256 blocks, bnb's double quantization).
-//    torchao quantizes only the LoRA-wrapped Linears, bnb every Linear but lm_head: that scope is not
-//    modelled (every Linear reads as quantized).
+//    Since pytorch/torchtune#1119 (2024-07-29) the Linears without adapters are FrozenNF4Linear too
+//    (models/llama2/_component_builders.py), so every Linear but the output projection is NF4: bnb's scope
+//    (quant_weights.cpp). Before it only the LoRA-wrapped ones were, not modelled.
 // litgpt (litgpt/finetune/lora.py; config_hub/finetune/<model>/lora.yaml and qlora.yaml: precision bf16-true):
 //  - bf16-true: weights and adapters in bf16 without autocast: DtypePolicy::BF16;
 //  - torch.optim.AdamW, and bnb.optim.PagedAdamW when the model is quantized (BitsandbytesPrecision);
