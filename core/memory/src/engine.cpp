@@ -517,6 +517,38 @@ bool variesSymbol(const Config& config) noexcept
 
 namespace {
 
+// Runs work(0) .. work(n - 1), independent evaluations of a const plan: with n >= 4 and a second core, that core
+// takes the odd indices and this thread the even ones (a deep graph's evaluation is a simulation of its own).
+// Each index writes its own result, so the values come out the same either way; an exception on either core is
+// rethrown here once both are done.
+template <typename Work> void onTwoCores(size_t n, const Work& work)
+{
+    if (n < 4 || std::thread::hardware_concurrency() < 2) {
+        for (size_t i = 0; i < n; ++i)
+            work(i);
+        return;
+    }
+    std::exception_ptr failed;
+    std::thread other([&] {
+        try {
+            for (size_t i = 1; i < n; i += 2)
+                work(i);
+        } catch (...) {
+            failed = std::current_exception();
+        }
+    });
+    try {
+        for (size_t i = 0; i < n; i += 2)
+            work(i);
+    } catch (...) {
+        other.join();
+        throw;
+    }
+    other.join();
+    if (failed)
+        std::rethrow_exception(failed);
+}
+
 // Config::varySymbol. The caching allocator keeps every segment a step made until empty_cache() or an
 // allocation that fails (CUDACachingAllocator.cpp: free() only returns a block to its pool; release_cached_blocks
 // runs from malloc's retry and emptyCache), and which segments a step needs depends on its tensors' sizes: a
@@ -541,31 +573,7 @@ void applyVarying(const PlanData& p, const Config& config, Evaluation& e)
         c.symbols[s] = values[i];
         reserved[i] = evaluateImpl(p, c, true).memory.reservedPeak;
     };
-    // Independent evaluations of a const plan, as checkpointCurve's points: a second core takes every other one.
-    if (values.size() >= 4 && std::thread::hardware_concurrency() >= 2) {
-        std::exception_ptr failed;
-        std::thread other([&] {
-            try {
-                for (size_t i = 1; i < values.size(); i += 2)
-                    step(i);
-            } catch (...) {
-                failed = std::current_exception();
-            }
-        });
-        try {
-            for (size_t i = 0; i < values.size(); i += 2)
-                step(i);
-        } catch (...) {
-            other.join();
-            throw;
-        }
-        other.join();
-        if (failed)
-            std::rethrow_exception(failed);
-    } else {
-        for (size_t i = 0; i < values.size(); ++i)
-            step(i);
-    }
+    onTwoCores(values.size(), step);
     e.memory.reservedPeakAt = top;
     for (size_t i = 0; i < values.size(); ++i) // the shortest step of the highest, whichever core ran it
         if (reserved[i] > e.memory.reservedPeak) {
@@ -637,30 +645,7 @@ std::vector<CheckpointPoint> checkpointCurve(const EnginePlan& plan, const Confi
     // The points are independent evaluations of a const plan: on a deep graph each k is a simulation of
     // its own (the segments change the walk), so a second core takes every other k. Same values in the
     // same order either way.
-    if (n >= 4 && std::thread::hardware_concurrency() >= 2) {
-        std::exception_ptr failed;
-        std::thread other([&] {
-            try {
-                for (int k = 2; k <= n; k += 2)
-                    point(k);
-            } catch (...) {
-                failed = std::current_exception();
-            }
-        });
-        try {
-            for (int k = 1; k <= n; k += 2)
-                point(k);
-        } catch (...) {
-            other.join();
-            throw;
-        }
-        other.join();
-        if (failed)
-            std::rethrow_exception(failed);
-    } else {
-        for (int k = 1; k <= n; ++k)
-            point(k);
-    }
+    onTwoCores(static_cast<size_t>(n), [&](size_t i) { point(static_cast<int>(i) + 1); });
     return curve;
 }
 
