@@ -281,10 +281,15 @@ void writePeakAndGpus(std::ostream& out, const Model& model, const Report& repor
     }
     if (!report.cluster.gpus.empty() && report.cluster.gpus.size() > 1) {
         out << "\nPer GPU (" << toString(cfg.strategy) << ")\n";
-        for (const GpuShare& g : report.cluster.gpus)
+        for (const GpuShare& g : report.cluster.gpus) {
             out << "  GPU " << g.index << ": batch " << g.batch << ", peak " << formatBytes(g.peak) << " (weights "
                 << formatBytes(g.weights) << ", grads " << formatBytes(g.gradients) << ", optimizer "
                 << formatBytes(g.optimizer) << ", activations " << formatBytes(g.activations) << ")\n";
+            if (g.reservedAtCapacity > 0) // the need was above the capacity (GpuShare::reservedAtCapacity)
+                out << "         at capacity: the allocator gives its cache back and retries, holding "
+                    << formatBytes(g.reservedAtCapacity) << " reserved (" << formatBytes(g.reservedPeak)
+                    << " without the limit)\n";
+        }
         for (const std::string& n : report.cluster.notes)
             out << "  " << n << "\n";
     }

@@ -189,7 +189,12 @@ void BreakdownChart::addClusterBars(const headroom::Report& report)
         const int64_t activations = take(g.activations);
         const int64_t communication = take(g.communication);
         const int64_t gradients = take(g.gradients);
-        const int64_t used = c.allocator == headroom::AllocatorMode::Exact ? g.peak : std::max(g.peak, g.reservedPeak);
+        // At capacity (GpuShare::reservedAtCapacity) the need is what the allocator holds once it has given its
+        // cache back: the bar shows that, not the unconstrained reservation above the capacity line.
+        const bool capped = g.reservedAtCapacity > 0 && g.needed <= g.reservedAtCapacity + one.context;
+        const int64_t used = c.allocator == headroom::AllocatorMode::Exact ? g.peak
+                             : capped                                      ? std::max(g.peak, g.reservedAtCapacity)
+                                                                           : std::max(g.peak, g.reservedPeak);
         // Context and workspace as the share counted them, so the bar ends at GpuShare::needed.
         const int64_t fixed = std::max<int64_t>(0, g.needed - used);
         const int64_t workspace = std::min(one.workspace, fixed);

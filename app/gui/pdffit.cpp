@@ -21,19 +21,18 @@ void PdfReport::clusterVerdicts(ReportDocument& doc)
     const headroom::ClusterEvaluation& cluster = m_report.cluster;
     doc.heading(tr("Verdict per GPU (%1)").arg(strategyName(c.strategy)));
     QList<QStringList> rows;
-    const bool reserved = c.allocator != headroom::AllocatorMode::Exact;
-    const int64_t overhead = c.gpu.context + c.gpu.workspace;
+    // The core's need per GPU (GpuShare::needed: at capacity, what the allocator holds once it gives its cache
+    // back), as the banner and the chart show it.
     for (const headroom::GpuShare& g : cluster.gpus) {
-        const int64_t need = (reserved ? g.reservedPeak : g.peak) + overhead;
+        const int64_t need = g.needed;
         const bool fits = c.gpu.capacity <= 0 || need + c.marginBytes <= c.gpu.capacity;
         rows.append({tr("GPU %1").arg(g.index), QString::number(g.batch), bytes(g.weights), bytes(g.gradients),
                      bytes(g.optimizer), bytes(g.activations), bytes(g.communication), bytes(g.peak), bytes(need),
                      fits ? tr("fits") : tr("does not fit")});
     }
     ReportDocument::TableStyle style;
-    style.rowColor = [this, reserved, overhead](int r) {
-        const headroom::GpuShare& g = m_report.cluster.gpus[static_cast<size_t>(r)];
-        const int64_t need = (reserved ? g.reservedPeak : g.peak) + overhead;
+    style.rowColor = [this](int r) {
+        const int64_t need = m_report.cluster.gpus[static_cast<size_t>(r)].needed;
         return m_report.config.gpu.capacity <= 0 || need + m_report.config.marginBytes <= m_report.config.gpu.capacity
                    ? kGood
                    : kBad;

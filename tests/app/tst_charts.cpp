@@ -284,6 +284,58 @@ private slots:
         QCOMPARE(chart.segmentAt(mid), std::make_pair(0, 0));
     }
 
+    // A GPU of a cluster at its capacity (GpuShare::reservedAtCapacity: Answer.AI's Mistral-7B at 24,576 tokens,
+    // which reserved two 4090s to 22.54 GiB each) draws what it holds once the cache is given back: each bar
+    // ends at its need, under the card's capacity, and its allocator-cache segment is the at-capacity
+    // reservation less the allocated peak.
+    void clusterBarAtCapacity()
+    {
+        headroom::LoadOptions o;
+        o.lora = {64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, {}, "bf16"};
+        const headroom::Model m = headroom::loadModel(
+            HEADROOM_TEST_DATA "/external/mistral-community--Mistral-7B-v0.2.json", o);
+        headroom::Config c;
+        c.symbols = m.defaultBindings();
+        c.symbols[static_cast<size_t>(m.batchSymbol)] = 2;
+        c.symbols[static_cast<size_t>(m.symbolIndex("seq"))] = 24576;
+        c.dtype = headroom::DtypePolicy::BF16;
+        c.optimizer = headroom::Optimizer::AdamW;
+        c.finetune.lora = o.lora;
+        c.finetune.quant = headroom::Quant::NF4;
+        c.finetune.doubleQuant = true;
+        c.finetune.kbitPrep = false;
+        c.finetune.layerCheckpoint = true;
+        c.freeze = headroom::loraFreezePatterns();
+        c.gpus = 2;
+        c.strategy = headroom::Strategy::FSDP;
+        c.offload = true;
+        c.bnbKeepsMatmulInput = true;
+        c.hfFp32Logits = true;
+        c.loopKeepsOutput = true;
+        c.gpu = *headroom::findGpu("RTX 4090");
+        headroom::ReportOptions ro;
+        ro.sweep = false;
+        const headroom::Report r = headroom::buildReport(m, c, ro);
+        QVERIFY(r.fit.fits);
+        BreakdownChart chart;
+        chart.setReport(m, r);
+        QCOMPARE(chart.bars().size(), size_t{2});
+        for (size_t i = 0; i < 2; ++i) {
+            const headroom::GpuShare& g = r.cluster.gpus[i];
+            QVERIFY(g.reservedAtCapacity > 0);
+            QVERIFY(g.reservedPeak + r.evaluation.memory.context > c.gpu.capacity); // above the card unconstrained
+            int64_t total = 0, cache = -1;
+            for (const auto& segment : chart.bars()[i]) {
+                total += segment.bytes;
+                if (segment.category == BreakdownChart::AllocatorCache)
+                    cache = segment.bytes;
+            }
+            QCOMPARE(total, g.needed);
+            QVERIFY(total <= c.gpu.capacity);
+            QCOMPARE(cache, g.reservedAtCapacity - g.peak);
+        }
+    }
+
     // An LLM's repeated decoder layers are one bar per kind: 32 layers' input_layernorm saves the same bytes
     // each, so the bar is 32 times one layer; per layer they come back one node per bar. Bars are in the
     // breakdown's Activations colour.
