@@ -242,6 +242,46 @@ private slots:
         QCOMPARE(evaluateCluster(m, c).gpus[0].weights, flat / 4 + state + dequantized);
     }
 
+    // FSDP with use_orig_params=False steps the FlatParameters: AdamW makes exp_avg and exp_avg_sq per LoRA
+    // adapter's flat parameter, each shard at most 1 MiB (here 256 or 688 KiB), so they come from the small
+    // pool's 2 MiB segments and cannot take the large blocks FSDP's init left cached: the reserved peak grows by
+    // at least the states' bytes over SGD's (which keeps none). One 273 MiB block would fit in that cache.
+    void fsdpOptimizerStates()
+    {
+        LoraSpec lora{64, 16, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj", "gate_proj"}, {}, "bf16"};
+        LoadOptions load;
+        load.lora = lora;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/meta-llama--Llama-2-7b-hf.json", load);
+        Config c;
+        c.mode = Mode::Train;
+        c.dtype = DtypePolicy::BF16;
+        c.allocator = AllocatorMode::Caching;
+        c.finetune.lora = lora;
+        c.finetune.quant = Quant::NF4;
+        c.finetune.doubleQuant = true;
+        c.finetune.kbitPrep = false;
+        c.finetune.layerCheckpoint = true;
+        c.freeze = loraFreezePatterns();
+        c.gpus = 2;
+        c.strategy = Strategy::FSDP;
+        c.symbols = m.defaultBindings();
+        c.symbols[size_t(m.batchSymbol)] = 2;
+        c.symbols[size_t(m.symbolIndex("seq"))] = 512;
+        const int64_t h = 4096, f = 11008, r = 64, layers = 32, bf16 = 2;
+        const int64_t adapters = layers * (3 * r * (h + h) + 3 * r * (h + f)); // 143,130,624 (PEFT's count)
+        c.optimizer = Optimizer::SGD;
+        const GpuShare sgd = evaluateCluster(m, c).gpus[0];
+        c.optimizer = Optimizer::AdamW;
+        const GpuShare adamw = evaluateCluster(m, c).gpus[0];
+        QCOMPARE(sgd.optimizer, int64_t(0));
+        QCOMPARE(adamw.optimizer, 2 * adapters / 2 * bf16); // two bf16 states of each rank's half
+        QVERIFY2(adamw.reservedPeak - sgd.reservedPeak >= adamw.optimizer,
+                 qPrintable(QString("reserved %1 (AdamW) vs %2 (SGD), states %3")
+                                .arg(adamw.reservedPeak)
+                                .arg(sgd.reservedPeak)
+                                .arg(adamw.optimizer)));
+    }
+
     // FSDP CPU offload (fsdp_units.cpp, PyTorch 2.2): besides the unshard stream's pool, the pre-unshard
     // stream's shard copies (the root's and three layers' flat parameters, halved) and the post-backward
     // stream's sharded gradients: every trainable flat parameter's (each LoRA leaf is its own unit), kept as

@@ -65,6 +65,13 @@ struct Derivation
     std::vector<InitOp> init{}; // FSDP's init: the shards replace the parameters' setup allocations
     int64_t weightsDelta = 0;   // the init's weight bytes less the sharded setup ones (4-bit quantization state)
     int64_t cpuDelta = 0;       // the same for the shards offloaded to the host
+    // FSDP with use_orig_params=False: model.parameters() are the FlatParameters, so torch.optim's
+    // _init_group makes stateTensors zeros_like tensors per trainable flat parameter (its bytes on this GPU
+    // here), not one block. It matters for LoRA: each adapter is its own flat parameter (fsdp_units.cpp), whose
+    // shards are requests of at most 1 MiB, served from the small pool's 2 MiB segments
+    // (CUDACachingAllocator.cpp kSmallSize), which never reuse the large blocks FSDP's init left cached.
+    std::vector<int64_t> flatParams{};
+    int stateTensors = 0;
 };
 
 struct Derived
@@ -288,6 +295,29 @@ Placement placementOf(const Derivation& how, const AllocEvent& e, bool param)
     return {how.category[c], how.offload[c]};
 }
 
+// The optimizer's setup block as torch.optim allocates it: `tensors` state tensors per flat parameter, each
+// the parameter's share of the block (the block's bytes are kept: the last piece takes the rounding).
+std::vector<std::pair<int64_t, int64_t>> statePieces(int64_t bytes, const std::vector<int64_t>& params, int tensors,
+                                                     int64_t& nextId)
+{
+    int64_t sum = 0;
+    for (int64_t p : params)
+        sum += p;
+    std::vector<std::pair<int64_t, int64_t>> out;
+    if (sum <= 0 || bytes <= 0)
+        return out;
+    int64_t given = 0;
+    for (size_t i = 0; i < params.size(); ++i)
+        for (int t = 0; t < tensors; ++t) {
+            const bool last = i + 1 == params.size() && t + 1 == tensors;
+            const int64_t b = last ? bytes - given
+                                   : int64_t(double(bytes) * double(params[i]) / double(sum) / double(tensors));
+            given += b;
+            out.push_back({nextId++, b});
+        }
+    return out;
+}
+
 // One GPU's events under a strategy: each single-GPU event scaled by its share or moved to the host, plus the
 // strategy's own buffers; state sizes are what the setup step allocates (weights, buffers, optimizer states,
 // master copy) and the most parameter-gradient bytes live at once; the optimizer step's temporaries are not
@@ -311,6 +341,7 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
     const PhaseBounds pb = phaseBounds(ev);
     const std::ptrdiff_t backwardEnd = std::max(pb.lastCompute, pb.firstBackward);
     std::vector<AllocEvent> heldShards; // offloaded gradients' GPU shards, freed after backward's last event
+    std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> splitStates; // id -> (id, bytes)
     const auto releaseShards = [&] {
         for (AllocEvent& h : heldShards) {
             h.kind = AllocEvent::Kind::Free;
@@ -370,6 +401,22 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
         if (setup && (e.category == Category::Optimizer || e.category == Category::MasterWeights))
             out.optimizer += bytes;
         e.bytes = bytes;
+        if (e.category == Category::Optimizer && e.tensor < 0 && how.stateTensors > 0 && !how.flatParams.empty()) {
+            if (setup) {
+                splitStates[e.id] = statePieces(bytes, how.flatParams, how.stateTensors, cacheId);
+                for (const auto& [id, b] : splitStates[e.id])
+                    replay.push({AllocEvent::Kind::Alloc, id, b, Category::Optimizer, e.step, -1});
+                replay.pushExtras(i, false);
+                continue;
+            }
+            if (auto it = splitStates.find(e.id); it != splitStates.end() && e.kind == AllocEvent::Kind::Free) {
+                for (const auto& [id, b] : it->second)
+                    replay.push({AllocEvent::Kind::Free, id, 0, Category::Optimizer, e.step, -1});
+                splitStates.erase(it);
+                replay.pushExtras(i, false);
+                continue;
+            }
+        }
         replay.push(e);
         replay.pushExtras(i, false);
     }
@@ -626,6 +673,8 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         // the init's cache is added.
         how.init = fsdpInitOps(units, gpus, false, false);
         fourBitDeltas(units, gpus, false, false, how);
+        how.flatParams = units.gradParams;
+        how.stateTensors = optimizerStateTensors(config);
     } else if (units.found) {
         // FSDP FULL_SHARD over a decoder model (fsdp_units.cpp): the root unit and the layer computed are
         // gathered from the first forward, the prefetched layer and one layer's unsharded gradient in
@@ -637,6 +686,9 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.gradShardsUntilBackwardEnd = config.offload;
         how.init = fsdpInitOps(units, gpus, config.offload);
         fourBitDeltas(units, gpus, config.offload, true, how);
+        for (int64_t b : units.gradParams)
+            how.flatParams.push_back(shard.apply(b));
+        how.stateTensors = optimizerStateTensors(config);
     } else if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {
         // The module being computed and the prefetched next one are gathered whole; in backward the
         // largest one's full gradient exists until it is reduce-scattered.

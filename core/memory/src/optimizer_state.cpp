@@ -32,6 +32,28 @@ double optimizerBytesPerParam(const Config& config) noexcept
     return 0;
 }
 
+int optimizerStateTensors(const Config& config) noexcept
+{
+    switch (config.optimizer) {
+    case Optimizer::SGD: return 0;
+    case Optimizer::Momentum: return 1; // sgd.py: momentum_buffer
+    case Optimizer::Adam:               // adam.py / adamw.py: exp_avg, exp_avg_sq (amsgrad off)
+    case Optimizer::AdamW: return 2;
+    case Optimizer::Adagrad: return 1; // adagrad.py: sum
+    case Optimizer::RMSprop:           // rmsprop.py: square_avg, momentum_buffer, grad_avg
+        return 1 + (config.rmspropMomentum ? 1 : 0) + (config.rmspropCentered ? 1 : 0);
+    case Optimizer::Adadelta: return 2; // adadelta.py: square_avg, acc_delta
+    case Optimizer::Lion: return 1;     // exp_avg
+    case Optimizer::LAMB: return 2;     // exp_avg, exp_avg_sq
+    case Optimizer::Adam8bit:           // bitsandbytes Optimizer2State: state1, state2 (their absmax are
+    case Optimizer::PagedAdamW8bit:     // small beside them)
+    case Optimizer::PagedAdamW: return 2;
+    case Optimizer::Adafactor: return 1; // exp_avg_sq (or its row and column factors)
+    case Optimizer::Custom: return 1;
+    }
+    return 1;
+}
+
 int64_t dimsNumel(const std::vector<int64_t>& dims)
 {
     int64_t numel = 1;

@@ -243,6 +243,9 @@ int64_t optimizerStateBytes(const Config& config, const std::vector<int64_t>& di
 // The part of optimizerStateBytes a paged optimizer keeps in CUDA unified memory (0 for the others).
 int64_t pagedOptimizerBytes(const Config& config, const std::vector<int64_t>& dims);
 double optimizerBytesPerParam(const Config& config) noexcept;
+// How many state tensors the optimizer creates on the GPU for each parameter it steps (torch/optim, 2.x:
+// _init_group's zeros_like per state; Adam's 'step' is a CPU scalar unless capturable or fused). 0: none.
+int optimizerStateTensors(const Config& config) noexcept;
 
 // The seed rule, for comparison in every output.
 int64_t classicEstimate(const Model& model, const Config& config, const ShapeTable& shapes);
