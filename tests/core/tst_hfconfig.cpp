@@ -57,6 +57,65 @@ class TestHfConfig : public QObject
     Q_OBJECT
 
 private slots:
+    // What one RMSNorm keeps for backward, against PyTorch's autograd running transformers' LlamaRMSNorm and
+    // GemmaRMSNorm (tests/data/hf/rmsnorm_truth.json, rmsnorm_truth.py; the `pytorch2` figures): layer 1's
+    // input_layernorm at batch 2, 16 tokens, full fine-tuning (the weight trains) or LoRA on q_proj (frozen).
+    // In bf16 the statistics run on an fp32 copy of x (x.to(torch.float32)), which pow and mul keep instead of
+    // x. Two differences are allowed: torch.rsqrt keeps its [N, 1] result, where the graph writes rsqrt as Sqrt
+    // and Reciprocal, each keeping one (N x 4 bytes more); Gemma's (1 + weight.float()) is a weight-sized fp32
+    // copy that the graph writes as n * w + n, so the weight stays a parameter (hidden x 4 bytes fewer).
+    void rmsNormSaves_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("module");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("weightTrains");
+        const QString llama = "hf/llama_small.config.json", gemma = "external/google--gemma-3-1b-it.json";
+        for (const bool trains : {true, false}) {
+            const char* how = trains ? "full" : "lora";
+            QTest::addRow("llama bf16 %s", how) << llama << "LlamaRMSNorm" << int(DtypePolicy::BF16) << trains;
+            QTest::addRow("llama fp32 %s", how) << llama << "LlamaRMSNorm" << int(DtypePolicy::FP32) << trains;
+            QTest::addRow("gemma bf16 %s", how) << gemma << "GemmaRMSNorm" << int(DtypePolicy::BF16) << trains;
+            QTest::addRow("gemma fp32 %s", how) << gemma << "GemmaRMSNorm" << int(DtypePolicy::FP32) << trains;
+        }
+    }
+    void rmsNormSaves()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, module);
+        QFETCH(int, dtype);
+        QFETCH(bool, weightTrains);
+        std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/hf/rmsnorm_truth.json");
+        const nlohmann::json truth = nlohmann::json::parse(in);
+        const std::string dt = DtypePolicy(dtype) == DtypePolicy::BF16 ? "bfloat16" : "float32";
+        const nlohmann::json* point = nullptr;
+        for (const auto& p : truth["points"])
+            if (p["module"] == module.toStdString() && p["dtype"] == dt && p["weight_trains"] == weightTrains)
+                point = &p;
+        QVERIFY(point);
+        const int64_t want = (*point)["pytorch2"]["saved_activation_bytes"].get<int64_t>();
+        const int64_t hidden = (*point)["hidden"].get<int64_t>();
+
+        LoadOptions o;
+        if (!weightTrains)
+            o.lora = LoraSpec{8, 16, 0, {"q_proj"}};
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/" + file.toStdString(), o);
+        Config c = configFor(m, DtypePolicy(dtype), (*point)["batch"].get<int64_t>(), (*point)["seq"].get<int64_t>());
+        if (!weightTrains) {
+            c.finetune.lora = o.lora;
+            c.freeze = loraFreezePatterns();
+        }
+        const Evaluation e = evaluate(m, c);
+        int64_t got = 0;
+        for (size_t n = 0; n < m.nodes.size(); ++n)
+            if (m.nodePath(static_cast<int>(n)).find("/layers.1/input_layernorm/") != std::string::npos)
+                got += e.nodes[n].savedBytes;
+        const int64_t tokens = (*point)["batch"].get<int64_t>() * (*point)["seq"].get<int64_t>();
+        const int64_t low = module == "GemmaRMSNorm" ? hidden * 4 : 0;
+        if (got > want + tokens * 4 || got < want - low)
+            QFAIL(qPrintable(QString("saved %1 bytes, PyTorch %2").arg(got).arg(want)));
+    }
+
     // Totals as the model cards and `sum(p.numel() for p in model.parameters())` give them.
     void publishedParams_data()
     {

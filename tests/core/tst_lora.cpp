@@ -464,6 +464,47 @@ private slots:
         QCOMPARE(got, int64_t(bytes));
     }
 
+    // What layer 1's q_proj dropout allocates in forward (fp32, r 8, p 0.05, N = 256 tokens, 256 wide). On CUDA
+    // F.dropout is native_dropout whether or not autograd records (Dropout.cpp dropout:
+    // is_fused_kernel_acceptable), and dropout_cuda makes the 1-byte mask before the output (Dropout.cu), so a
+    // checkpointed layer's forward, which records nothing, still has the mask beside the output until at::dropout
+    // drops it; where autograd records, the mask is kept for backward.
+    void dropoutMask_data()
+    {
+        QTest::addColumn<bool>("layerCheckpoint");
+        QTest::addColumn<qint64>("bytes");
+        const qint64 N = 256, in = 256;
+        QTest::newRow("recorded (mask kept)") << false << N * in * (4 + 1);
+        QTest::newRow("checkpointed forward (mask dropped)") << true << N * in * (4 + 1);
+    }
+    void dropoutMask()
+    {
+        QFETCH(bool, layerCheckpoint);
+        QFETCH(qint64, bytes);
+        const LoraSpec spec{8, 16, 0.05, {"q_proj", "v_proj"}};
+        LoadOptions o;
+        o.lora = spec;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+        Config c = configFor(m, spec, 2, 128);
+        c.finetune.layerCheckpoint = layerCheckpoint;
+        const Evaluation e = evaluate(m, c);
+        const std::string want = "layers.1/self_attn/q_proj/lora_dropout/default/Dropout";
+        int64_t before = -1, got = -1, after = -1;
+        for (const TimelinePoint& p : e.timeline) {
+            if (p.phase != Phase::Forward)
+                continue;
+            if (got < 0 && p.node >= 0 && m.nodePath(p.node).ends_with(want)) {
+                got = p.high - before;
+                after = p.allocated - before;
+                break;
+            }
+            before = p.allocated;
+        }
+        QCOMPARE(got, int64_t(bytes));
+        // the mask outlives the step only where autograd keeps it
+        QCOMPARE(after, layerCheckpoint ? bytes / 5 * 4 : bytes);
+    }
+
     void badSpecs_data()
     {
         QTest::addColumn<QString>("text");

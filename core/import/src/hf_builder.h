@@ -81,19 +81,29 @@ struct Builder
         return r;
     }
 
-    // LlamaRMSNorm: weight * (x * rsqrt(mean(x^2) + eps)); GemmaRMSNorm multiplies by (1 + weight).
+    // LlamaRMSNorm (modeling_llama.py): input_dtype = x.dtype; x = x.to(torch.float32); x = x * rsqrt(mean(x^2) +
+    // eps); return weight * x.to(input_dtype). The statistics run in fp32 whatever the model's dtype, so a bf16
+    // model makes an fp32 copy of x (pow and mul keep it for backward) and casts the normalised x back before
+    // the weight. GemmaRMSNorm (modeling_gemma.py) multiplies by (1 + weight.float()) in fp32 and casts after;
+    // Olmo2RMSNorm (modeling_olmo2.py) returns (weight * x).to(input_dtype). Written Cast(to=FLOAT) and
+    // CastLike(., x): in the fp32 graph both are no-ops, and the memory stage sizes them under the model's dtype
+    // (precision.cpp).
     std::string rmsNorm(const std::string& x, const std::string& module, int64_t dim)
     {
         const std::string s = "/" + dotsToPath(module);
-        const std::string p = g.node("Pow", s, {x, g.scalar(2.0)});
+        const std::string xf = g.node("Cast", s, {x});
+        g.attrInt("to", onnx::TensorProto::FLOAT);
+        const std::string p = g.node("Pow", s, {xf, g.scalar(2.0)});
         const std::string m = g.node("ReduceMean", s, {p, g.ints({-1})});
         const std::string r = g.node("Reciprocal", s, {g.node("Sqrt", s, {g.node("Add", s, {m, g.scalar(eps)})})});
-        const std::string n = g.node("Mul", s, {x, r});
+        const std::string n = g.node("Mul", s, {xf, r});
         const std::string w = g.weight(module + ".weight", {dim});
         // Gemma: n * (1 + w), written n * w + n so the weight stays a Mul operand (a parameter) for the importer
         if (a.gemma)
-            return g.node("Add", s, {g.node("Mul", s, {n, w}), n});
-        return g.node("Mul", s, {w, n});
+            return g.node("CastLike", s, {g.node("Add", s, {g.node("Mul", s, {n, w}), n}), x});
+        if (a.postNorms)
+            return g.node("CastLike", s, {g.node("Mul", s, {w, n}), x});
+        return g.node("Mul", s, {w, g.node("CastLike", s, {n, x})});
     }
 
     std::string layerNorm(const std::string& x, const std::string& module, int64_t dim)

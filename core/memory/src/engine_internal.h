@@ -58,6 +58,9 @@ struct Unit
     // Transient workspaces (Extra-sized), alive only during the unit's forward / backward step: an RNN's
     // precomputed input-side gates, and the per-step gate gradients backward stacks for them.
     std::vector<SavedItem> forwardScratch, backwardScratch;
+    // What the kernel makes even when autograd keeps none of it: CUDA native_dropout's mask, allocated before
+    // the output and dropped at once where the unit saves nothing (no grad recorded, a checkpoint's forward).
+    std::vector<SavedItem> unsavedScratch;
     // Gradients the unit's backward makes that live until its input gradients exist (autocast: the 16-bit
     // gradient of each cast copy, which ToCopyBackward turns into the fp32 input's gradient).
     std::vector<SavedItem> castGrads;

@@ -99,6 +99,12 @@ PlanOptions planOptions(const Config& config)
     const bool quantPolicy = config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
     // prepare_model_for_kbit_training(use_gradient_checkpointing=True) calls enable_input_require_grads()
     o.inputRequiresGrad = ft.quant != Quant::None && ft.kbitPrep;
+    // A 16-bit model without autocast runs the fp32 regions its code writes (LlamaRMSNorm's x.to(torch.float32),
+    // hf_builder.h rmsNorm): precision.cpp sizes them, with PEFT's casts when there are adapters.
+    if (o.lowPrecision && !o.autocast && !quantPolicy) {
+        o.streamBytes = 2;
+        o.adapterBytes = 2;
+    }
     if ((ft.lora.r > 0 || ft.quant != Quant::None) && !o.autocast && !quantPolicy) {
         o.streamBytes = o.lowPrecision ? 2 : 4;
         o.adapterBytes = loraAdapterBytes(ft.lora);

@@ -477,8 +477,11 @@ void formUnits(PlanData& p, const Model& m, const PlanOptions& options)
         u.nodes = {static_cast<int>(n)};
         u.inputs.reserve(nd.inputs.size()); // one allocation each, not the growth steps (a plan builds ~3k)
         u.outputs.reserve(nd.outputs.size());
-        for (int t : nd.inputs)
-            if (t >= 0 && std::find(u.inputs.begin(), u.inputs.end(), t) == u.inputs.end())
+        // CastLike reads its target (input 1) for the dtype only: x.to(input_dtype) holds no reference to
+        // the tensor input_dtype came from, and no gradient flows to it
+        const size_t read = nd.op == "CastLike" ? std::min<size_t>(nd.inputs.size(), 1) : nd.inputs.size();
+        for (size_t i = 0; i < read; ++i)
+            if (const int t = nd.inputs[i]; t >= 0 && std::find(u.inputs.begin(), u.inputs.end(), t) == u.inputs.end())
                 u.inputs.push_back(t);
         for (int t : nd.outputs)
             if (t >= 0)

@@ -61,6 +61,25 @@ int loraCast(const Node& n)
     return 0;
 }
 
+// A region computed in fp32 and cast back, as LlamaRMSNorm writes it (hf_builder.h rmsNorm): input_dtype =
+// x.dtype; x.to(torch.float32) ... .to(input_dtype). The importer writes the way back as CastLike(., x), so the
+// upcast is the Cast to float32 of an x that a CastLike takes as its target. An fp32 export writes both casts
+// as Cast(to=FLOAT) and neither is matched: whose dtype the second one restores is not in the graph.
+bool isRegionUpcast(const Model& m, const Node& n)
+{
+    if (n.op != "Cast" || n.inputs.empty() || n.inputs[0] < 0 || n.attrInt("to", 0) != 1 /* FLOAT */)
+        return false;
+    const int x = n.inputs[0];
+    for (int c : m.tensors[static_cast<size_t>(x)].consumers) {
+        const Node& k = m.nodes[static_cast<size_t>(c)];
+        if (k.op == "CastLike" && k.inputs.size() == 2 && k.inputs[1] == x)
+            return true;
+    }
+    return false;
+}
+
+bool isCastBack(const Node& n) { return n.op == "CastLike" && n.inputs.size() == 2 && n.inputs[1] >= 0; }
+
 } // namespace
 
 // The stored weight behind a MatMul's second input (through the exporter's Transpose and aliases).
@@ -160,7 +179,11 @@ std::vector<uint8_t> finetuneActivationElems(const Model& m, const PlanData& p)
             if (t >= 0)
                 v = std::max(v, e[static_cast<size_t>(t)]);
         const int kind = loraCast(n);
-        if (kind == 1) {
+        if (!o.litgptModel && isRegionUpcast(m, n)) {
+            v = 4; // x.to(torch.float32): a copy unless x is fp32 already
+        } else if (!o.litgptModel && isCastBack(n)) {
+            v = e[static_cast<size_t>(n.inputs[1])]; // .to(input_dtype)
+        } else if (kind == 1) {
             v = static_cast<uint8_t>(o.adapterBytes); // x.to(lora_A.weight.dtype)
         } else if (kind == 2 || kind == 3) {
             // bnb.py casts the adapter output to result.dtype before the add; layer.py casts the sum
@@ -206,7 +229,7 @@ void adjustFinetuneUnit(const Model& m, const PlanData& p, Unit& u)
     const int y = n.outputs.empty() ? -1 : n.outputs[0];
     if (x < 0 || y < 0)
         return;
-    if (loraCast(n) != 0) {
+    if (loraCast(n) != 0 || (!p.options.litgptModel && (isRegionUpcast(m, n) || isCastBack(n)))) {
         // the same dtype: x.to(dtype) returns x itself; else a copy that saves nothing (_to_copy), whose
         // backward casts the gradient into a new tensor of the input's dtype
         if (elemOf(p, x) != elemOf(p, y)) {

@@ -261,6 +261,11 @@ void dropoutMask(Ctx& c)
 {
     c.unit.viewInInference = true;
     c.extra(c.output(0), 1, 1, 1); // the 1-byte mask
+    // F.dropout on CUDA is native_dropout whether or not grad is recorded (Dropout.cpp dropout:
+    // is_fused_kernel_acceptable), and dropout_cuda makes the mask before the output (Dropout.cu:
+    // mask = at::empty_like(self, bool); ret = at::empty_like(self)); at::dropout returns the output only
+    if (c.plan.options.device == Device::CUDA && !c.unit.saved.empty())
+        c.unit.unsavedScratch.push_back(c.unit.saved.back());
 }
 
 // PyTorch's native RNN (per-time-step cells). Per step and direction:
@@ -410,7 +415,10 @@ const SavedRule kRules[] = {
      .aliasIf = castIsNoOp,
      .passGrad = true,
      .source = "_to_copy: _to_copy_backward(grad, self.options())"},
-    {.op = "CastLike", .source = "_to_copy: _to_copy_backward(grad, self.options())"},
+    {.op = "CastLike",
+     .aliasIf = castIsNoOp,
+     .passGrad = true,
+     .source = "_to_copy: _to_copy_backward(grad, self.options())"},
     {.op = "Pad", .aliasIf = padIsNoOp, .source = "constant_pad_nd: constant_pad_nd_backward(grad, pad)"},
     {.op = "Tile", .source = "repeat: repeat_backward(grad, repeats, self.sym_sizes())"},
     {.op = "Resize", .source = "upsample_*: upsample_*_backward(grad, output_size, self.sym_sizes(), ...)"},

@@ -106,8 +106,15 @@ void forwardUnit(Iteration& w, size_t u, bool recompute, int seg)
     const Unit& unit = w.plan.units[u];
     if (!recompute && fusedLinearLossForward(w, u))
         return;
+    const bool saving = w.train && (!w.checkpointed(u) || recompute) && !unit.saved.empty();
+    std::vector<int> unsaved;
+    if (w.train && !saving)
+        for (const SavedItem& it : unit.unsavedScratch)
+            unsaved.push_back(w.rec.alloc(item(it), Category::Activations, it.tensor, 1));
     if (!w.aliasUnit[u])
         allocateOutputs(w, unit, recompute);
+    for (int id : unsaved)
+        w.rec.decref(id);
     if (w.train && (!w.checkpointed(u) || recompute)) {
         for (const SavedItem& it : unit.saved) {
             if (it.kind == SavedItem::Kind::Storage || !w.rec.itemActive(it))
