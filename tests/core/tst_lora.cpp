@@ -490,12 +490,15 @@ private slots:
         const Evaluation e = evaluate(m, c);
         const std::string want = "layers.1/self_attn/q_proj/lora_dropout/default/Dropout";
         int64_t before = -1, got = -1, after = -1;
-        for (const TimelinePoint& p : e.timeline) {
+        int step = -1;
+        for (size_t i = 0; i < e.timeline.size(); ++i) {
+            const TimelinePoint& p = e.timeline[i];
             if (p.phase != Phase::Forward)
                 continue;
             if (got < 0 && p.node >= 0 && m.nodePath(p.node).ends_with(want)) {
                 got = p.high - before;
                 after = p.allocated - before;
+                step = int(i);
                 break;
             }
             before = p.allocated;
@@ -503,6 +506,12 @@ private slots:
         QCOMPARE(got, int64_t(bytes));
         // the mask outlives the step only where autograd keeps it
         QCOMPARE(after, layerCheckpoint ? bytes / 5 * 4 : bytes);
+        // and is made first either way (dropout_cuda: mask, then the output), which decides where each lands
+        std::vector<int64_t> allocs;
+        for (const AllocEvent& ev : e.events)
+            if (ev.step == step && ev.kind == AllocEvent::Kind::Alloc)
+                allocs.push_back(ev.bytes);
+        QCOMPARE(allocs, (std::vector<int64_t>{bytes / 5, bytes / 5 * 4}));
     }
 
     void badSpecs_data()

@@ -61,6 +61,7 @@ struct Unit
     // What the kernel makes even when autograd keeps none of it: CUDA native_dropout's mask, allocated before
     // the output and dropped at once where the unit saves nothing (no grad recorded, a checkpoint's forward).
     std::vector<SavedItem> unsavedScratch;
+    bool extrasBeforeOutputs = false; // its saved extras are made before its outputs (that same mask)
     // Gradients the unit's backward makes that live until its input gradients exist (autocast: the 16-bit
     // gradient of each cast copy, which ToCopyBackward turns into the fp32 input's gradient).
     std::vector<SavedItem> castGrads;

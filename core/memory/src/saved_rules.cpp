@@ -263,9 +263,12 @@ void dropoutMask(Ctx& c)
     c.extra(c.output(0), 1, 1, 1); // the 1-byte mask
     // F.dropout on CUDA is native_dropout whether or not grad is recorded (Dropout.cpp dropout:
     // is_fused_kernel_acceptable), and dropout_cuda makes the mask before the output (Dropout.cu:
-    // mask = at::empty_like(self, bool); ret = at::empty_like(self)); at::dropout returns the output only
-    if (c.plan.options.device == Device::CUDA && !c.unit.saved.empty())
+    // mask = at::empty_like(self, bool); ret = at::empty_like(self)). at::dropout returns the output only;
+    // where grad is recorded the mask is saved, and made first all the same.
+    if (c.plan.options.device == Device::CUDA && !c.unit.saved.empty()) {
         c.unit.unsavedScratch.push_back(c.unit.saved.back());
+        c.unit.extrasBeforeOutputs = true;
+    }
 }
 
 // PyTorch's native RNN (per-time-step cells). Per step and direction:

@@ -111,11 +111,8 @@ void forwardUnit(Iteration& w, size_t u, bool recompute, int seg)
     if (w.train && !saving)
         for (const SavedItem& it : unit.unsavedScratch)
             unsaved.push_back(w.rec.alloc(item(it), Category::Activations, it.tensor, 1));
-    if (!w.aliasUnit[u])
-        allocateOutputs(w, unit, recompute);
-    for (int id : unsaved)
-        w.rec.decref(id);
-    if (w.train && (!w.checkpointed(u) || recompute)) {
+    const bool recording = w.train && (!w.checkpointed(u) || recompute);
+    const auto allocateExtras = [&] {
         for (const SavedItem& it : unit.saved) {
             if (it.kind == SavedItem::Kind::Storage || !w.rec.itemActive(it))
                 continue;
@@ -123,7 +120,15 @@ void forwardUnit(Iteration& w, size_t u, bool recompute, int seg)
             w.rec.markSaved(id);
             w.unitExtras[u].push_back(id);
         }
-    }
+    };
+    if (recording && unit.extrasBeforeOutputs)
+        allocateExtras();
+    if (!w.aliasUnit[u])
+        allocateOutputs(w, unit, recompute);
+    for (int id : unsaved)
+        w.rec.decref(id);
+    if (recording && !unit.extrasBeforeOutputs)
+        allocateExtras();
     for (const SavedItem& it : unit.forwardScratch)
         w.rec.decref(w.rec.alloc(item(it), Category::Activations, it.tensor, 1));
     for (int t : unit.inputs) {
