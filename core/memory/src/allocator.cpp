@@ -268,7 +268,8 @@ struct BlockPools
         else
             pool.unmapped.erase(src);
         // dst may sit in a sorted set keyed on the size that is about to change: re-insert it.
-        const bool dstInBlocks = dst->mapped && pool.blocks.erase(FreeEntry{dst->size, dst->addr, dst}) > 0;
+        const bool dstInBlocks = dst->mapped && FreeIndex::contains(dst) &&
+                                 pool.blocks.erase(FreeEntry{dst->size, dst->addr, dst}) > 0;
         const bool dstInUnmapped = !dst->mapped && pool.unmapped.erase(dst) > 0;
         dst->size += src->size;
         if (dstInBlocks)

@@ -74,13 +74,13 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
     const Model& m = *p.model;
     Sizes s;
     const size_t nT = m.tensors.size();
-    s.numel.resize(nT);
+    s.numel.assign(shapes.numel.begin(), shapes.numel.begin() + std::min(nT, shapes.numel.size()));
+    s.numel.resize(nT, -1);
     s.act.assign(nT, 0);
     s.gradBytes.assign(nT, 0);
     s.weightBytes.assign(nT, 0);
     for (size_t t = 0; t < nT; ++t) {
-        const int64_t n = t < shapes.numel.size() ? shapes.numel[t] : -1;
-        s.numel[t] = n;
+        const int64_t n = s.numel[t];
         if (p.dynamic[t] && !p.virtualOut[t] && n > 0)
             s.act[t] = activationBytes(config, p, static_cast<int>(t), n);
     }

@@ -88,6 +88,9 @@ public:
             c.entry = top(c.bucket);
     }
     size_t count() const { return m_count; }
+    // Whether b is indexed (under its current size and address: the allocator re-indexes a block before it
+    // changes either). Inline, so that a merge asks it without a call.
+    static bool contains(const Block* b) { return b->inFree; }
 
     void insert(const Entry& e)
     {

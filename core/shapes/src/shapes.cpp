@@ -22,17 +22,18 @@ std::optional<int64_t> exactNumel(const std::vector<DimExpr>& dims, const Bindin
     return numel;
 }
 
-void setSize(ShapeTable& st, const Tensor& ten, size_t t, std::optional<int64_t> numel)
+// Appends tensor `ten`'s entry (the table is filled in tensor order: no pass to pre-fill it with -1).
+void pushSize(ShapeTable& st, const Tensor& ten, std::optional<int64_t> numel)
 {
+    int64_t n = -1, bytes = -1;
     if (numel) {
-        st.numel[t] = *numel;
-        const int64_t eb = bytesOf(ten.dtype);
-        if (eb > 0) {
-            const auto b = checkedMul(*numel, eb);
-            st.bytes[t] = b ? *b : -1;
-        }
+        n = *numel;
+        if (const int64_t eb = bytesOf(ten.dtype); eb > 0)
+            bytes = checkedMul(n, eb).value_or(-1);
     }
-    if (ten.role == TensorRole::Activation && ten.aliasOf < 0 && (st.numel[t] < 0 || st.bytes[t] < 0))
+    st.numel.push_back(n);
+    st.bytes.push_back(bytes);
+    if (ten.role == TensorRole::Activation && ten.aliasOf < 0 && (n < 0 || bytes < 0))
         st.unknown++;
 }
 
@@ -84,8 +85,8 @@ ShapeTable evaluate(const Model& model, const ShapeClasses* classes, const Bindi
     ShapeTable st;
     st.values = values;
     const size_t n = model.tensors.size();
-    st.numel.assign(n, -1);
-    st.bytes.assign(n, -1);
+    st.numel.reserve(n);
+    st.bytes.reserve(n);
     std::vector<std::vector<int64_t>> reinferred;
     bool askedOracle = false;
     for (size_t t = 0; t < n; ++t) {
@@ -107,7 +108,7 @@ ShapeTable evaluate(const Model& model, const ShapeClasses* classes, const Bindi
                 }
             }
         }
-        setSize(st, ten, t, numel);
+        pushSize(st, ten, numel);
     }
     return st;
 }

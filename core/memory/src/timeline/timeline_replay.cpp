@@ -185,15 +185,22 @@ namespace {
 void culpritsAndBalance(const SimProgram& pg, const std::vector<int64_t>& bytes, size_t peakEvent, size_t nT,
                         SimResult& r)
 {
-    std::vector<uint8_t> live(pg.buffers.size(), 0);
-    for (size_t i = 0; i < peakEvent && i < r.events.size(); ++i) {
-        const AllocEvent& e = r.events[i];
-        live[static_cast<size_t>(e.id)] = e.kind == AllocEvent::Kind::Alloc ? 1 : 0;
-    }
-    std::vector<int64_t> held(nT, 0);
-    for (size_t i = 0; i < live.size(); ++i)
-        if (live[i] && pg.buffers[i].tensor >= 0 && bytes[i] > 0)
-            held[static_cast<size_t>(pg.buffers[i].tensor)] += bytes[i];
+    // Raw pointers in locals: a store through uint8_t may alias anything, and the vectors' own fields would be
+    // reloaded on every event.
+    const size_t nB = pg.buffers.size();
+    std::vector<uint8_t> liveFlags(nB, 0);
+    uint8_t* const live = liveFlags.data();
+    const AllocEvent* const ev = r.events.data();
+    const size_t end = std::min(peakEvent, r.events.size());
+    for (size_t i = 0; i < end; ++i)
+        live[ev[i].id] = ev[i].kind == AllocEvent::Kind::Alloc ? 1 : 0;
+    std::vector<int64_t> heldBytes(nT, 0);
+    int64_t* const held = heldBytes.data();
+    const SimBuffer* const buffers = pg.buffers.data();
+    const int64_t* const size = bytes.data();
+    for (size_t i = 0; i < nB; ++i)
+        if (live[i] && buffers[i].tensor >= 0 && size[i] > 0)
+            held[buffers[i].tensor] += size[i];
     std::vector<std::pair<int64_t, int>> culprits;
     for (size_t t = 0; t < nT; ++t)
         if (held[t] > 0)
@@ -216,9 +223,10 @@ void culpritsAndBalance(const SimProgram& pg, const std::vector<int64_t>& bytes,
 
 std::vector<int64_t> bufferBytes(const SimContext& c, const SimProgram& pg)
 {
-    std::vector<int64_t> bytes(pg.buffers.size());
-    for (size_t i = 0; i < bytes.size(); ++i)
-        bytes[i] = std::max<int64_t>(sizeOf(c, pg.buffers[i].size), 0);
+    std::vector<int64_t> bytes;
+    bytes.reserve(pg.buffers.size());
+    for (const SimBuffer& b : pg.buffers)
+        bytes.push_back(std::max<int64_t>(sizeOf(c, b.size), 0));
     return bytes;
 }
 
@@ -232,15 +240,22 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::
 {
     SimResult r;
     const bool events = pg.key.events && writeEvents;
-    r.timeline.reserve(static_cast<size_t>(pg.steps));
+    // Filled as locals and moved in at the end: the compiler then keeps their ends in registers.
+    std::vector<TimelinePoint> timeline;
+    std::vector<AllocEvent> written;
+    timeline.reserve(static_cast<size_t>(pg.steps));
     if (events)
-        r.events.reserve(pg.events + pg.liveAtEnd.size());
+        written.reserve(pg.events + pg.liveAtEnd.size());
 
-    int64_t cur = 0, stepHigh = 0, curSaved = 0;
+    // The running figures in locals: written through `r`, every event's push_back (int64_t fields) would make
+    // the compiler store and reload them.
+    int64_t cur = 0, stepHigh = 0, curSaved = 0, peak = 0, peakActivations = 0, peakLoss = 0, peakSaved = 0;
     std::array<int64_t, kCats> cats{};
-    int step = 0, stepNode = -1;
+    int step = 0, stepNode = -1, peakStep = -1;
     Phase stepPhase = Phase::Forward;
     size_t peakEvent = 0;
+    const SimBuffer* const buffers = pg.buffers.data();
+    const int64_t* const size = bytes.data();
     for (const SimOp& op : pg.ops) {
         switch (op.kind) {
         case SimOp::Kind::Begin:
@@ -249,42 +264,49 @@ SimResult replayIteration(const SimContext& c, const SimProgram& pg, const std::
             stepHigh = cur;
             break;
         case SimOp::Kind::End:
-            r.timeline.push_back({step, stepNode, stepPhase, cur, std::max(stepHigh, cur)});
+            timeline.push_back({step, stepNode, stepPhase, cur, std::max(stepHigh, cur)});
             ++step;
             break;
         case SimOp::Kind::Alloc: {
-            const SimBuffer& b = pg.buffers[static_cast<size_t>(op.arg)];
-            const int64_t n = bytes[static_cast<size_t>(op.arg)];
+            const SimBuffer& b = buffers[op.arg];
+            const int64_t n = size[op.arg];
             cur += n;
             cats[static_cast<size_t>(b.category)] += n;
             if (events)
-                r.events.push_back({AllocEvent::Kind::Alloc, op.arg, n, b.category, step, b.tensor});
+                written.push_back({AllocEvent::Kind::Alloc, op.arg, n, b.category, step, b.tensor});
             if (cur > stepHigh)
                 stepHigh = cur;
-            if (cur > r.peak) {
-                r.peak = cur;
-                r.peakStep = step;
-                peakEvent = r.events.size();
-                r.peakActivations = cats[static_cast<size_t>(Category::Activations)];
-                r.peakLoss = cats[static_cast<size_t>(Category::Loss)];
-                r.peakSaved = curSaved;
+            if (cur > peak) {
+                peak = cur;
+                peakStep = step;
+                peakEvent = written.size();
+                peakActivations = cats[static_cast<size_t>(Category::Activations)];
+                peakLoss = cats[static_cast<size_t>(Category::Loss)];
+                peakSaved = curSaved;
             }
             break;
         }
         case SimOp::Kind::Free: {
-            const SimBuffer& b = pg.buffers[static_cast<size_t>(op.arg)];
-            const int64_t n = bytes[static_cast<size_t>(op.arg)];
+            const SimBuffer& b = buffers[op.arg];
+            const int64_t n = size[op.arg];
             cur -= n;
             cats[static_cast<size_t>(b.category)] -= n;
             if (op.saved)
                 curSaved -= n;
             if (events)
-                r.events.push_back({AllocEvent::Kind::Free, op.arg, n, b.category, step, b.tensor});
+                written.push_back({AllocEvent::Kind::Free, op.arg, n, b.category, step, b.tensor});
             break;
         }
-        case SimOp::Kind::MarkSaved: curSaved += bytes[static_cast<size_t>(op.arg)]; break;
+        case SimOp::Kind::MarkSaved: curSaved += size[op.arg]; break;
         }
     }
+    r.timeline = std::move(timeline);
+    r.events = std::move(written);
+    r.peak = peak;
+    r.peakStep = peakStep;
+    r.peakActivations = peakActivations;
+    r.peakLoss = peakLoss;
+    r.peakSaved = peakSaved;
     for (int u : pg.recomputed)
         r.recomputeMacs += unitMacs(c.plan, c.plan.units[static_cast<size_t>(u)], c.shapes, c.sizes);
     if (events)

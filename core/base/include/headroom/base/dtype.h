@@ -32,11 +32,77 @@ enum class DType : int32_t {
 };
 
 // Bytes per element; 0 for Undefined/String (unknown size). Int4/UInt4 report 1 (rounded up per element
-// is wrong for packed storage; callers that care use bitsOf()).
-int64_t bytesOf(DType t) noexcept;
-int bitsOf(DType t) noexcept;
-bool isFloating(DType t) noexcept;
-bool isInteger(DType t) noexcept;
+// is wrong for packed storage; callers that care use bitsOf()). Inline: a tick asks them per tensor, a few
+// thousand times (docs/BENCHMARKS.md).
+constexpr int bitsOf(DType t) noexcept
+{
+    switch (t) {
+    case DType::Float64:
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Complex64: return 64;
+    case DType::Complex128: return 128;
+    case DType::Float32:
+    case DType::Int32:
+    case DType::UInt32: return 32;
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Int16:
+    case DType::UInt16: return 16;
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Bool:
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ: return 8;
+    case DType::Int4:
+    case DType::UInt4: return 4;
+    case DType::Undefined:
+    case DType::String: return 0;
+    }
+    return 0;
+}
+
+constexpr int64_t bytesOf(DType t) noexcept
+{
+    const int bits = bitsOf(t);
+    return bits == 0 ? 0 : (bits + 7) / 8;
+}
+
+constexpr bool isFloating(DType t) noexcept
+{
+    switch (t) {
+    case DType::Float32:
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float64:
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::Complex64:
+    case DType::Complex128: return true;
+    default: return false;
+    }
+}
+
+constexpr bool isInteger(DType t) noexcept
+{
+    switch (t) {
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int16:
+    case DType::UInt16:
+    case DType::Int32:
+    case DType::UInt32:
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Int4:
+    case DType::UInt4: return true;
+    default: return false;
+    }
+}
 std::string_view nameOf(DType t) noexcept;      // "float32", "int64", ...
 DType dtypeFromOnnx(int32_t onnxType) noexcept; // unknown numbers map to Undefined
 
