@@ -267,6 +267,27 @@ private slots:
         QVERIFY(found);
     }
 
+    // The model's identity is the file the user opened: `sha256sum` and `stat -c %s` of the config.json, not of
+    // the ONNX graph built from it (whose bytes change with the builder), for the report and the settings' key.
+    void identityIsTheConfigFile_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("sha256");
+        QTest::addColumn<qint64>("size");
+        QTest::newRow("Llama-2-7B") << "external/meta-llama--Llama-2-7b-hf.json"
+                                    << "1e727c3deb44ee2c0ccace5412f6e559cd86285c00f608dd4ba48c1136e72f94"
+                                    << qint64(554);
+    }
+    void identityIsTheConfigFile()
+    {
+        QFETCH(QString, path);
+        QFETCH(QString, sha256);
+        QFETCH(qint64, size);
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/" + path.toStdString());
+        QCOMPARE(QString::fromStdString(m.info.sha256), sha256);
+        QCOMPARE(m.info.fileSize, int64_t(size));
+    }
+
     void llamaSmallAgainstExport_data()
     {
         QTest::addColumn<int>("dtype");

@@ -463,7 +463,7 @@ std::string buildHfModel(const HfArch& a, const std::string& file)
     return g.serialize();
 }
 
-std::string buildHfModelFromPath(const std::string& path)
+std::string buildHfModelFromPath(const std::string& path, std::string* configText)
 {
     std::error_code ec;
     std::filesystem::path p(path);
@@ -474,7 +474,10 @@ std::string buildHfModelFromPath(const std::string& path)
         throw Error(p.string() + ": cannot open the file");
     std::ostringstream ss;
     ss << f.rdbuf();
-    const HfArch a = parseHfConfig(ss.str(), p.string());
+    std::string text = std::move(ss).str();
+    const HfArch a = parseHfConfig(text, p.string());
+    if (configText)
+        *configText = std::move(text);
     return buildHfModel(a, p.string());
 }
 

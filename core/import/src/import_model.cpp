@@ -146,7 +146,7 @@ void totals(Model& m)
 } // namespace
 
 ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder,
-                          const LoadOptions& options)
+                          const LoadOptions& options, std::string_view identity)
 {
     if (bytes.empty())
         throw Error(file + ": the file is empty");
@@ -157,8 +157,10 @@ ImportedModel importModel(std::string_view bytes, const std::string& file, const
     reportProgress(options, 0.0, "parsing");
     Model m;
     m.info.file = file;
-    m.info.fileSize = static_cast<int64_t>(bytes.size());
-    m.info.sha256 = sha256Hex(bytes);
+    if (identity.empty())
+        identity = bytes;
+    m.info.fileSize = static_cast<int64_t>(identity.size());
+    m.info.sha256 = sha256Hex(identity);
 
     onnx::ModelProto mp;
     {

@@ -15,9 +15,10 @@ namespace headroom {
 namespace detail {
 namespace {
 
-Model load(std::string_view bytes, const std::string& file, const std::string& folder, const LoadOptions& options)
+Model load(std::string_view bytes, const std::string& file, const std::string& folder, const LoadOptions& options,
+           std::string_view identity = {})
 {
-    ImportedModel imported = importModel(bytes, file, folder, options);
+    ImportedModel imported = importModel(bytes, file, folder, options, identity);
     Model& m = imported.model;
     reportProgress(options, 0.4, "inferring shapes");
     fitShapes(m, std::move(imported.graph));
@@ -37,7 +38,9 @@ Model loadModel(const std::string& path, const LoadOptions& options)
     if (!std::filesystem::exists(p, ec))
         throw Error(path + ": no such file");
     if (isHfConfigPath(path)) { // a Hugging Face config.json (or its folder): the architecture it describes
-        Model m = detail::load(buildHfModelFromPath(path), path, {}, options);
+        std::string text;
+        const std::string graph = buildHfModelFromPath(path, &text);
+        Model m = detail::load(graph, path, {}, options, text);
         for (std::string& w : m.warnings)
             if (w.find("external weight data is not present") != std::string::npos)
                 w = path +

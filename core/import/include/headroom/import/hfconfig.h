@@ -115,8 +115,9 @@ HfArch parseHfConfig(std::string_view json, const std::string& file);
 // Serialized ONNX ModelProto of the architecture: module-path node names like a PyTorch export
 // (`/model/layers.3/self_attn/q_proj/MatMul`), initializers with dims only, input `input_ids [batch, seq]`.
 std::string buildHfModel(const HfArch& arch, const std::string& file);
-// Both, from a path (a config.json or a folder holding one).
-std::string buildHfModelFromPath(const std::string& path);
+// Both, from a path (a config.json or a folder holding one); configText, when given, receives the file's text
+// (the model's identity: its SHA-256 and size are the config.json's, not the built graph's).
+std::string buildHfModelFromPath(const std::string& path, std::string* configText = nullptr);
 
 // PEFT's default LoRA targets for a model_type (peft/utils/constants.py
 // TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); empty when PEFT has none.

@@ -54,9 +54,11 @@ struct ImportedModel
     std::shared_ptr<ShapeGraph> graph; // what shapes/ fits
 };
 // Parses `bytes` (an ONNX ModelProto), applies LoRA, imports nodes and tensors, names symbols, classifies
-// tensors and assigns module paths. Throws headroom::Error("<file>: ...").
+// tensors and assigns module paths. Throws headroom::Error("<file>: ..."). `identity`: the bytes of the file
+// the user opened, whose SHA-256 and size the model carries (ModelInfo): a config.json's text, where `bytes`
+// is the graph built from it; empty: `bytes` themselves.
 ImportedModel importModel(std::string_view bytes, const std::string& file, const std::string& folder,
-                          const LoadOptions& options);
+                          const LoadOptions& options, std::string_view identity = {});
 
 // The layer tree from module paths (after the shapes are fitted: shape computations are found by size).
 void buildLayerTree(Model& model);

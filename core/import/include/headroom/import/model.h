@@ -113,7 +113,7 @@ struct LayerNode
 struct ModelInfo
 {
     std::string file;   // path as given
-    std::string sha256; // of the .onnx file bytes
+    std::string sha256; // of the file's bytes (the .onnx, or the config.json a graph was built from)
     int64_t fileSize = 0;
     std::string producer; // producer_name + " " + producer_version
     std::string graphName;
