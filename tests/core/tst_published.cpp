@@ -125,6 +125,18 @@ const std::vector<Point>& points()
          Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
         {"aa-mistral-7b-v02-qlora-offload-bs12-2048", "mistral-community--Mistral-7B-v0.2", 12, 2048, kAnswerAi,
          Quant::NF4, true, Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
+        // The document's Yi 34B rows (both case studies: the same figures on the 3090s and the 4090s) and the 4090
+        // table's Llama-2 70B row.
+        {"aa-yi-34b-qlora-bs2-2048", "01-ai--Yi-34B", 2, 2048, kAnswerAi, Quant::NF4, true, Optimizer::AdamW, true, 2,
+         Strategy::FSDP, false, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-yi-34b-qlora-offload-bs4-2048", "01-ai--Yi-34B", 4, 2048, kAnswerAi, Quant::NF4, true, Optimizer::AdamW,
+         true, 2, Strategy::FSDP, true, "RTX 3090", Stat::Reserved, Stack::HF},
+        {"aa-yi-34b-qlora-bs2-2048-4090", "01-ai--Yi-34B", 2, 2048, kAnswerAi, Quant::NF4, true, Optimizer::AdamW, true,
+         2, Strategy::FSDP, false, "RTX 4090", Stat::Reserved, Stack::HF},
+        {"aa-yi-34b-qlora-offload-bs4-2048-4090", "01-ai--Yi-34B", 4, 2048, kAnswerAi, Quant::NF4, true,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
+        {"aa-l2-70b-qlora-offload-bs2-2048-4090", "meta-llama--Llama-2-70b-hf", 2, 2048, kAnswerAi, Quant::NF4, true,
+         Optimizer::AdamW, true, 2, Strategy::FSDP, true, "RTX 4090", Stat::Reserved, Stack::HF},
         // The resource table's runs peak in iteration 0, where finetune/lora.py forces the longest sample: no
         // previous step's graph holds its Linear4bit inputs there (litgpt_model.cpp rule 5), so the bnb rows read
         // over (+8 to +13 %) by about those inputs; Headroom gives a steady step, where they are held.
@@ -218,6 +230,18 @@ const std::vector<Point>& points()
 
 // id -> why the figure is off today (or what Headroom cannot express). A/B records not in points() are
 // listed in notExpressed() below.
+// Yi-34B QLoRA without offload, 2 x 2,048 per GPU: the same run on the 3090s and the 4090s (the same figure).
+constexpr const char* kYi34bReason =
+    "-5.4 %, the dangerous side, though the verdict is right: batch 2 per GPU fits and 3 does not (the document: "
+    "'a batch size of 1 or 2 at most'). The allocator model's default pool reserves 19.24 GiB over its 17.90 GiB "
+    "allocated peak (1.34 GiB of cache) beside 2.56 GiB of FSDP side pools (the root unit's embedding and lm_head, "
+    "1.71 GiB gathered from the first forward to the end of backward, and three layers' all-gather blocks); the "
+    "run's 23.05 GiB means at least 2.6 GiB of cache if those two are right, twice the model's. The same model's "
+    "offload row (-0.6 %) and Llama-2-7B QLoRA at batch 4 (-1.1 %) are in, and at 20k-token batches the same pool "
+    "holds 2-4 GiB more cache than the runs (QLoRA bs 10): the placement errs both ways, not by a buffer missing "
+    "from train.py 4cd6923, FSDP1 or bitsandbytes 0.43. Next on a GPU: torch.cuda.memory._snapshot() of this step "
+    "on rank 0";
+
 const std::map<std::string, const char*> kExpectedFailures = {
     {"aa-l2-7b-qlora-bs10-2048",
      "+10.6 %, on the safe side: unconstrained the allocator model reserves 23.28 GiB, past what the 3090 "
@@ -236,6 +260,8 @@ const std::map<std::string, const char*> kExpectedFailures = {
      "is 20.91 GiB, reached before a cudaMalloc of a 2.4 GiB fp32-logits block fails and the cache is given "
      "back, where the real allocator held 22.69 GiB at its top: where the model's placement runs out of room "
      "earlier than the real one is not found (QLoRA offload at batch 12, also at capacity, is -2.1 %)"},
+    {"aa-yi-34b-qlora-bs2-2048", kYi34bReason},
+    {"aa-yi-34b-qlora-bs2-2048-4090", kYi34bReason},
     {"tt-readme-l31-8b-lora-4090",
      "+18 % (+35 % with plain cross-entropy): the run has compile=True, and torchtune's compile_loss "
      "(torchtune/training/_compile.py) compiles each chunk's upcast + cross-entropy, which inductor fuses, so the "
@@ -461,7 +487,7 @@ class TestPublished : public QObject
 private slots:
     void initTestCase()
     {
-        QVERIFY2(records().size() == 92, "tests/data/external/measured.jsonl: 92 records expected");
+        QVERIFY2(records().size() == 97, "tests/data/external/measured.jsonl: 97 records expected");
         if (printTable())
             std::printf("| id | statistic | measured | Headroom | error |\n|---|---|---|---|---|\n");
     }
@@ -529,6 +555,7 @@ private slots:
         QTest::newRow("Llama-2-7b") << "meta-llama--Llama-2-7b-hf" << qint64(6738415616);
         QTest::newRow("Llama-2-13b") << "meta-llama--Llama-2-13b-hf" << qint64(13015864320);
         QTest::newRow("Llama-2-70b") << "meta-llama--Llama-2-70b-hf" << qint64(68976648192);
+        QTest::newRow("Yi-34B") << "01-ai--Yi-34B" << qint64(34388917248);
         QTest::newRow("Mistral-7B-v0.1") << "mistralai--Mistral-7B-v0.1" << qint64(7241732096);
         QTest::newRow("Mistral-7B-v0.2") << "mistral-community--Mistral-7B-v0.2" << qint64(7241732096);
         // PEFT's result file: num_total_params (tied embeddings counted once)
