@@ -76,10 +76,16 @@ struct LitgptRun
     Config config;
 };
 
+// finetune/lora.py's query and value adapters: q_proj and v_proj, or the whole fused query_key_value where
+// transformers' model has one (Falcon, GPT-NeoX), as tst_published's rows target it.
 LitgptRun litgptRun(const char* config, int64_t batch, int64_t seq, Quant quant, bool doubleQuant)
 {
     LoadOptions load;
-    load.lora = {8, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
+    const bool fusedQkv = std::string(config).find("falcon") != std::string::npos;
+    load.lora = {
+        8,    16,
+        0.05, fusedQkv ? std::vector<std::string>{"query_key_value"} : std::vector<std::string>{"q_proj", "v_proj"},
+        {},   "bf16"};
     LitgptRun r{loadModel(std::string(HEADROOM_TEST_DATA) + "/external/" + config + ".json", load), Config{}};
     Config& c = r.config;
     c.mode = Mode::Train;
@@ -226,6 +232,11 @@ private slots:
         QTest::newRow("phi-1.5") << "microsoft--phi-1_5.litgpt"
                                  << qint64(24) * (4 * 2048 * 2048 + 2 * 2048 * 8192) + 51200 * 2048
                                  << qint64(51200 * 2048) << qint64(2048 * 8192);
+        // tied embeddings: lit-gpt's GPT has its own lm_head Linear beside wte (litgpt/model.py), quantized with
+        // the others; transformers' tied head is the embedding, left unquantized. Multi-query qkv: 4544 + 2 x 64.
+        QTest::newRow("Falcon-7B") << "tiiuae--falcon-7b"
+                                   << qint64(32) * (4544 * 4672 + 4544 * 4544 + 2 * 4544 * 18176) + 65024 * 4544
+                                   << qint64(65024 * 4544) << qint64(4544 * 18176);
     }
     void quantizedLinears()
     {
@@ -242,6 +253,32 @@ private slots:
         const FineTuneSummary hf = summarizeFineTune(r.model, r.config, evaluate(r.model, r.config));
         QCOMPARE(hf.quantizedParams, linears - head);
         QCOMPARE(hf.dequantTransientBytes, largestBody * 2);
+    }
+
+    // A config.json with tied embeddings loads under lit-gpt's model code as two weights (litgpt/model.py
+    // GPT.__init__: lm_head and transformer.wte; the fine-tune scripts share them only with
+    // TrainArgs.tie_embeddings): Falcon-7B's parameters are then the Hub checkpoint's 7,217,189,760, which stores
+    // lm_head.weight apart (tests/data/external/README.md), not the tied model's 6,921,720,704, and its LoRA step
+    // holds the head's V x H bf16 copy on top of transformers'.
+    void untiedHead()
+    {
+        LitgptRun r = litgptRun("tiiuae--falcon-7b", 1, 64, Quant::None, false);
+        const Evaluation lit = evaluate(r.model, r.config);
+        const ParamCounts litParams = countParams(r.model, r.config);
+        r.config.modelCode = ModelCode::Transformers;
+        const Evaluation hf = evaluate(r.model, r.config);
+        const ParamCounts hfParams = countParams(r.model, r.config);
+        QCOMPARE(hfParams.frozen, int64_t(6921720704)); // the base model; the adapters are trainable
+        QCOMPARE(litParams.frozen, int64_t(7217189760));
+        QCOMPARE(lit.memory.weights - hf.memory.weights, int64_t(65024) * 4544 * 2);
+        // and the step starts with it allocated (the rest of lit-gpt's rules change activations, not the setup)
+        QVERIFY(!lit.timeline.empty() && !hf.timeline.empty());
+        QCOMPARE(lit.timeline.front().allocated - hf.timeline.front().allocated, int64_t(65024) * 4544 * 2);
+        // an untied config is one model in both codes
+        LitgptRun llama = litgptRun("meta-llama--Llama-2-7b-hf", 1, 64, Quant::None, false);
+        const int64_t llamaLit = evaluate(llama.model, llama.config).memory.weights;
+        llama.config.modelCode = ModelCode::Transformers;
+        QCOMPARE(evaluate(llama.model, llama.config).memory.weights, llamaLit);
     }
 
     // litgpt_model.cpp rule 5: fit()'s `logits` local keeps the previous step's graph until the next forward

@@ -148,6 +148,23 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
                 s.master += checkedMul(n, 4).value_or(0);
         }
     }
+    if (p.untiedHead >= 0) {
+        // lit-gpt's own lm_head beside the tied embedding (engine_plan.cpp): frozen under finetune/lora.py, a
+        // Linear4bit like every other Linear under Lightning's bitsandbytes precision (outputLayerToo), whose
+        // dequantized weight is then the largest transient
+        const size_t pi = static_cast<size_t>(p.untiedHead);
+        const int t = p.trainable[pi];
+        const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
+        if (ft.quant != Quant::None) {
+            const QuantCost q = quantizedCost(ft, n, p.trainableDims[pi], dequantElemBytes(config));
+            s.untiedHead = q.bytes;
+            s.quantized += q.bytes;
+            s.dequantTransient = std::max(s.dequantTransient, q.transient);
+        } else {
+            s.untiedHead = paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
+        }
+        s.persistentWeights += s.untiedHead;
+    }
     for (int t : p.buffers)
         s.persistentWeights += bufferBytes(config, m.tensors[static_cast<size_t>(t)].dtype,
                                            std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0));

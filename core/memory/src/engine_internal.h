@@ -135,6 +135,9 @@ struct PlanData
     std::vector<int> buffers;                        // buffer tensors
     std::vector<int> amp16Params;                    // params autocast caches a 16-bit copy of
     std::vector<uint8_t> quantizable;                // weights bitsandbytes would quantize (quant_weights.cpp)
+    // lit-gpt's separate lm_head on a config with tied embeddings (quant_weights.cpp untiedHeadWeight): the trainable
+    // index of the shared weight, whose second copy lit-gpt's model holds; -1 when none
+    int untiedHead = -1;
     // lit-gpt (litgpt_model.cpp rule 5): (root, unit) of what the previous iteration's autograd graph still
     // holds through this iteration's forward (the Linear4bit inputs bitsandbytes keeps on ctx, the logits)
     std::vector<std::pair<int, int>> graphHeld;
@@ -165,6 +168,9 @@ bool logSoftmaxKeepsInput(TorchVersion torch) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
 // outputLayerToo: lit-gpt's BitsandbytesPrecision also quantizes lm_head (transformers keeps it 16-bit).
 std::vector<uint8_t> quantizableWeights(const Model& model, bool outputLayerToo);
+// The parameter a config with tied embeddings shares between the input embedding (Gather) and the output
+// layer's MatMul; -1 when the embeddings are not tied (quant_weights.cpp).
+int tiedOutputEmbedding(const Model& model);
 std::vector<uint8_t> mxfp4Weights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);
 // A quantized weight's bytes and its dequantized transient: 2D [in, out] one Linear; 3D routed experts [E, K, N]
@@ -244,6 +250,7 @@ struct Sizes
     int64_t persistentWeights = 0, persistentOptimizer = 0, master = 0, autocast = 0, inputBytes = 0;
     int64_t quantized = 0, dequantTransient = 0; // QLoRA: 4/8-bit weight bytes; largest dequantized weight
     int64_t dequantHeld = 0;        // the part of persistentWeights that is dequantTransient (held at every step)
+    int64_t untiedHead = 0;         // lit-gpt's own lm_head beside a tied embedding (PlanData::untiedHead)
     int64_t pagedOptimizer = 0;     // paged optimizer state outside the allocator (not in persistentOptimizer)
     std::vector<int64_t> spanElems; // per PlanData::spans: the elements of those dims at this binding
     std::vector<int64_t> gradBytes; // per tensor (params): gradient bytes

@@ -562,8 +562,15 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
         autocastActivationCopies(p, m);
     if (options.bnbKeepsInput)
         keepLinear4bitInputs(p, m);
-    if (options.litgptModel)
+    if (options.litgptModel) {
         applyLitgptModel(p, m);
+        // lit-gpt's GPT builds lm_head and wte as two modules (litgpt/model.py GPT.__init__; the fine-tune scripts
+        // share them only with TrainArgs.tie_embeddings, off by default), so a tied config.json is two weights there
+        const int tied = tiedOutputEmbedding(m);
+        const auto it = std::find(p.trainable.begin(), p.trainable.end(), tied);
+        if (tied >= 0 && it != p.trainable.end() && p.frozen[static_cast<size_t>(tied)])
+            p.untiedHead = static_cast<int>(it - p.trainable.begin());
+    }
     // frozen parameters that are not consumed by anything that needs them are still weights
     flattenForTicks(p, m);
     p.anyInplaceable = std::any_of(p.units.begin(), p.units.end(), [](const Unit& u) { return u.inplaceable; });

@@ -54,6 +54,20 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
             s.frozenBytes += paramBytes(config, tensor.dtype, n);
         }
     }
+    if (p.untiedHead >= 0) { // lit-gpt's own lm_head beside the tied embedding (engine_plan.cpp), a frozen Linear
+        const size_t i = static_cast<size_t>(p.trainable[static_cast<size_t>(p.untiedHead)]);
+        const int64_t n = i < e.shapes.numel.size() ? std::max<int64_t>(e.shapes.numel[i], 0) : 0;
+        s.frozenParams += n;
+        if (ft.quant != Quant::None) {
+            const QuantCost q = quantizedCost(ft, n, dimsOf(m.tensors[i]), dequantElemBytes(config));
+            s.quantizedBytes += q.bytes;
+            s.quantizedParams += n;
+            s.frozenBytes += q.bytes;
+            s.dequantTransientBytes = std::max(s.dequantTransientBytes, q.transient);
+        } else {
+            s.frozenBytes += paramBytes(config, m.tensors[i].dtype, n);
+        }
+    }
     s.method = ft.quant != Quant::None ? "qlora" : ft.lora.r > 0 ? "lora" : "full";
     return s;
 }
@@ -70,6 +84,10 @@ ParamCounts countParams(const Model& m, const Config& config)
         (frozen ? c.frozen : c.trainable) += n;
         (frozen ? c.frozenBytes
                 : c.trainableBytes) += checkedMul(n, bytesOf(m.tensors[static_cast<size_t>(t)].dtype)).value_or(0);
+        if (p.untiedHead >= 0 && p.trainable[static_cast<size_t>(p.untiedHead)] == t) { // and lit-gpt's lm_head copy
+            c.frozen += n;
+            c.frozenBytes += checkedMul(n, bytesOf(m.tensors[static_cast<size_t>(t)].dtype)).value_or(0);
+        }
     }
     return c;
 }

@@ -51,6 +51,11 @@
 //    when the forward returns). A steady step of the same shape then peaks at the end of its forward when
 //    those inputs outweigh what backward adds (the loss's log-probabilities and the first gradients). Inputs
 //    inside checkpointed layers are not held (a reentrant checkpoint's forward builds no graph).
+// 6. lm_head is its own Linear. litgpt/model.py GPT.__init__ builds self.lm_head = nn.Linear(n_embd,
+//    padded_vocab_size) beside transformer.wte = nn.Embedding(...); the fine-tune scripts tie them only with
+//    TrainArgs.tie_embeddings (default None). A config.json with tie_word_embeddings (Falcon, Gemma) therefore
+//    loads as two weights under lit-gpt's code: engine_plan.cpp finds the shared one (PlanData::untiedHead) and
+//    engine.cpp computeSizes adds the frozen copy, a Linear4bit under Lightning's bitsandbytes precision.
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused

@@ -61,6 +61,36 @@ std::vector<uint8_t> quantizableWeights(const Model& m, bool outputLayerToo)
     return flag;
 }
 
+int tiedOutputEmbedding(const Model& m)
+{
+    auto isOutput = [&](int t) { return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end(); };
+    for (const Node& nd : m.nodes) {
+        if (nd.op != "MatMul" || nd.inputs.size() != 2 || nd.inputs[1] < 0 || nd.outputs.size() != 1 ||
+            nd.outputs[0] < 0 || !isOutput(nd.outputs[0]))
+            continue;
+        int w = nd.inputs[1];
+        const Tensor* wt = &m.tensors[static_cast<size_t>(w)];
+        if (wt->producer >= 0) { // the embedding read through a Transpose, as the builder writes a tied head
+            const Node& tr = m.nodes[static_cast<size_t>(wt->producer)];
+            if (tr.op != "Transpose" || tr.inputs.empty() || tr.inputs[0] < 0)
+                continue;
+            w = tr.inputs[0];
+            wt = &m.tensors[static_cast<size_t>(w)];
+        }
+        if (wt->aliasOf >= 0) {
+            w = wt->aliasOf;
+            wt = &m.tensors[static_cast<size_t>(w)];
+        }
+        if (wt->role != TensorRole::Parameter || wt->producer >= 0)
+            continue;
+        const bool embedding = std::any_of(wt->consumers.begin(), wt->consumers.end(),
+                                           [&](int c) { return m.nodes[static_cast<size_t>(c)].op == "Gather"; });
+        if (embedding)
+            return w;
+    }
+    return -1;
+}
+
 std::vector<uint8_t> mxfp4Weights(const Model& m)
 {
     // quantization_config.quant_method "mxfp4" (gpt-oss): the experts' gate_up and down weights, not their biases

@@ -48,6 +48,8 @@ void setup(Iteration& w)
     if (w.opt.events) {
         for (int p : w.plan.trainable)
             w.rec.alloc(of(SizeRef::Kind::Weight, p), Category::Weights, p, 1);
+        if (w.rec.positive(of(SizeRef::Kind::UntiedHead))) // lit-gpt's lm_head beside a tied embedding
+            w.rec.alloc(of(SizeRef::Kind::UntiedHead), Category::Weights, -1, 1);
         // the largest dequantized 4/8-bit weight, held at the peak as persistentWeights counts it
         if (w.rec.positive(of(SizeRef::Kind::DequantTransient)) && w.rec.positive(of(SizeRef::Kind::Quantized)) &&
             !w.plan.trainable.empty())

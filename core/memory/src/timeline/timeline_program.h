@@ -58,6 +58,7 @@ struct SizeRef
         LossChunk,       // one of torchtune's output chunks of output `index` in fp32 (loss.cpp)
         LinearLossChunk, // Liger's transient logits chunk of the lm_head output `index` (loss.cpp)
         ShiftedLogProb,  // fp32, the output `index` less its last position: transformers < 4.46's shift (loss.cpp)
+        UntiedHead,      // sizes.untiedHead: lit-gpt's lm_head copy of a tied embedding
     };
     Kind kind = Kind::Activation;
     int index = -1;

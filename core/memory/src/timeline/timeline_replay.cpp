@@ -122,6 +122,7 @@ int64_t sizeOf(const SimContext& c, const SizeRef& ref)
     case SizeRef::Kind::Autocast: return s.autocast;
     case SizeRef::Kind::DequantTransient: return s.dequantTransient;
     case SizeRef::Kind::Quantized: return s.quantized;
+    case SizeRef::Kind::UntiedHead: return s.untiedHead;
     case SizeRef::Kind::LossChunk:
     case SizeRef::Kind::LinearLossChunk:
     case SizeRef::Kind::ShiftedLogProb: return lossChunkBytes(c, ref);
