@@ -82,6 +82,8 @@ const LoraSpec kLitgptHub{32, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
 // query_key_value): PEFT-style LoRA wraps that module whole (kLitgptRtNeox's note).
 const LoraSpec kLitgptHubNeox{32, 16, 0.05, {"query_key_value"}, {}, "bf16"};
 const LoraSpec kLitgptHubFused = kLitgptHubNeox;
+const LoraSpec kLitgptHubAll{
+    8, 16, 0.05, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, {}, "bf16"};
 // torchtune's LoRA tutorial (Apr 2024): r 8, alpha 16 on q,v; "all layers" r 64, alpha 128 incl. output.
 const LoraSpec kTorchtuneQv{8, 16, 0, {"q_proj", "v_proj"}, {}, "bf16"};
 // Full fine-tuning: no adapters.
@@ -171,6 +173,11 @@ const std::vector<Point>& points()
         {"lg-ch-mistral-7b-qlora", "mistralai--Mistral-7B-v0.1", 2, 512, kLitgptHub, Quant::NF4, false,
          Optimizer::PagedAdamW, false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt,
          DtypePolicy::BF16, Attention::Fused, kLitgptLoss},
+        // gemma-2b/lora.yaml: r 8 on query, key, value, projection, MLP and head; Gemma's tied head is lit-gpt's own
+        // Linear (litgpt_model.cpp rule 6), adapted like the others
+        {"lg-ch-gemma-2b-lora", "google--gemma-2b", 2, 512, kLitgptHubAll, Quant::None, false, Optimizer::AdamW, false,
+         1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt, DtypePolicy::BF16, Attention::Fused,
+         kLitgptLoss},
         {"lg-ch-falcon-7b-lora", "tiiuae--falcon-7b", 1, 512, kLitgptHubFused, Quant::None, false, Optimizer::AdamW,
          false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt, DtypePolicy::BF16, Attention::Fused,
          kLitgptLoss},
@@ -320,9 +327,6 @@ const std::map<std::string, const char*>& notExpressed()
         {"lg-inf-", "generation across devices (pipeline / tensor parallel generate) is not modelled"},
         {"lg-rt-l2-7b-lora-2xa100", "litgpt FSDP with per-Block checkpointing and lit-gpt's model code"},
         {"lg-ch-l3-8b", "Meta-Llama-3-8B config not shipped (128k vocab); torchtune/litgpt code differs"},
-        {"lg-ch-gemma",
-         "LoRA on the 256k-vocab head with lit-gpt's chunked head (lm_head_chunk_size, chunked_cross_entropy): "
-         "litgpt's chunking is not modelled (torchtune's and Liger's are)"},
         {"tt-readme", "torchtune with torch.compile plus optimizer_in_bwd, unstated settings, or a config not shipped"},
         {"tt-qlora-tut",
          "April 2024 torchtune (ea3d4ea): TransformerDecoder returned output(h).float() and the recipe kept the "
@@ -572,6 +576,7 @@ private slots:
         QTest::newRow("Llama-2-13b") << "meta-llama--Llama-2-13b-hf" << qint64(13015864320);
         QTest::newRow("Llama-2-70b") << "meta-llama--Llama-2-70b-hf" << qint64(68976648192);
         QTest::newRow("Yi-34B") << "01-ai--Yi-34B" << qint64(34388917248);
+        QTest::newRow("gemma-2b") << "google--gemma-2b" << qint64(2506172416); // tied embeddings counted once
         QTest::newRow("Mistral-7B-v0.1") << "mistralai--Mistral-7B-v0.1" << qint64(7241732096);
         QTest::newRow("Mistral-7B-v0.2") << "mistral-community--Mistral-7B-v0.2" << qint64(7241732096);
         // PEFT's result file: num_total_params (tied embeddings counted once)

@@ -168,8 +168,8 @@ bool logSoftmaxKeepsInput(TorchVersion torch) noexcept;
 // QLoRA (quant_weights.cpp): per tensor, a Linear weight that --quant stores in 4/8 bits; its bytes.
 // outputLayerToo: lit-gpt's BitsandbytesPrecision also quantizes lm_head (transformers keeps it 16-bit).
 std::vector<uint8_t> quantizableWeights(const Model& model, bool outputLayerToo);
-// The parameter a config with tied embeddings shares between the input embedding (Gather) and the output
-// layer's MatMul; -1 when the embeddings are not tied (quant_weights.cpp).
+// The parameter a config with tied embeddings shares between the input embedding (Gather) and a MatMul, the
+// output layer's; -1 when the embeddings are not tied (quant_weights.cpp).
 int tiedOutputEmbedding(const Model& model);
 std::vector<uint8_t> mxfp4Weights(const Model& model);
 int64_t quantizedBytes(const FineTune& finetune, int64_t numel, int64_t rows);

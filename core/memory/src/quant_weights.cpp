@@ -63,10 +63,9 @@ std::vector<uint8_t> quantizableWeights(const Model& m, bool outputLayerToo)
 
 int tiedOutputEmbedding(const Model& m)
 {
-    auto isOutput = [&](int t) { return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end(); };
+    // the head's MatMul, whether its output is the logits or is summed with a LoRA adapter's first
     for (const Node& nd : m.nodes) {
-        if (nd.op != "MatMul" || nd.inputs.size() != 2 || nd.inputs[1] < 0 || nd.outputs.size() != 1 ||
-            nd.outputs[0] < 0 || !isOutput(nd.outputs[0]))
+        if (nd.op != "MatMul" || nd.inputs.size() != 2 || nd.inputs[1] < 0)
             continue;
         int w = nd.inputs[1];
         const Tensor* wt = &m.tensors[static_cast<size_t>(w)];
