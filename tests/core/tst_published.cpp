@@ -82,6 +82,10 @@ const LoraSpec kLitgptHub{32, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
 // query_key_value): PEFT-style LoRA wraps that module whole (kLitgptRtNeox's note).
 const LoraSpec kLitgptHubNeox{32, 16, 0.05, {"query_key_value"}, {}, "bf16"};
 const LoraSpec kLitgptHubFused = kLitgptHubNeox;
+const LoraSpec kLitgptHubAll32{
+    32, 16, 0.05, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, {}, "bf16"};
+// transformers' Phi names: q_proj, k_proj, v_proj, dense (projection), fc1 and fc2 (MLP)
+const LoraSpec kLitgptHubPhi{8, 16, 0.05, {"q_proj", "k_proj", "v_proj", "dense", "fc1", "fc2", "lm_head"}, {}, "bf16"};
 const LoraSpec kLitgptHubAll{
     8, 16, 0.05, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, {}, "bf16"};
 // torchtune's LoRA tutorial (Apr 2024): r 8, alpha 16 on q,v; "all layers" r 64, alpha 128 incl. output.
@@ -177,6 +181,19 @@ const std::vector<Point>& points()
         // Linear (litgpt_model.cpp rule 6), adapted like the others
         {"lg-ch-gemma-2b-lora", "google--gemma-2b", 2, 512, kLitgptHubAll, Quant::None, false, Optimizer::AdamW, false,
          1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt, DtypePolicy::BF16, Attention::Fused,
+         kLitgptLoss},
+        // tiny-llama and phi-2 lora.yaml / qlora.yaml: every Linear and the head adapted (r 32 and r 8)
+        {"lg-ch-tinyllama-lora", "TinyLlama--TinyLlama-1.1B-intermediate-step-1431k-3T", 8, 512, kLitgptHubAll32,
+         Quant::None, false, Optimizer::AdamW, false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt,
+         DtypePolicy::BF16, Attention::Fused, kLitgptLoss},
+        {"lg-ch-tinyllama-qlora", "TinyLlama--TinyLlama-1.1B-intermediate-step-1431k-3T", 8, 512, kLitgptHubAll32,
+         Quant::NF4, false, Optimizer::PagedAdamW, false, 1, Strategy::Single, false, "a10", Stat::Allocated,
+         Stack::Litgpt, DtypePolicy::BF16, Attention::Fused, kLitgptLoss},
+        {"lg-ch-phi2-lora", "microsoft--phi-2.litgpt", 4, 512, kLitgptHubPhi, Quant::None, false, Optimizer::AdamW,
+         false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt, DtypePolicy::BF16, Attention::Fused,
+         kLitgptLoss},
+        {"lg-ch-phi2-qlora", "microsoft--phi-2.litgpt", 4, 512, kLitgptHubPhi, Quant::NF4, false, Optimizer::PagedAdamW,
+         false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt, DtypePolicy::BF16, Attention::Fused,
          kLitgptLoss},
         {"lg-ch-falcon-7b-lora", "tiiuae--falcon-7b", 1, 512, kLitgptHubFused, Quant::None, false, Optimizer::AdamW,
          false, 1, Strategy::Single, false, "a10", Stat::Allocated, Stack::Litgpt, DtypePolicy::BF16, Attention::Fused,
@@ -507,7 +524,7 @@ class TestPublished : public QObject
 private slots:
     void initTestCase()
     {
-        QVERIFY2(records().size() == 101, "tests/data/external/measured.jsonl: 101 records expected");
+        QVERIFY2(records().size() == 105, "tests/data/external/measured.jsonl: 105 records expected");
         if (printTable())
             std::printf("| id | statistic | measured | Headroom | error |\n|---|---|---|---|---|\n");
     }
@@ -577,6 +594,8 @@ private slots:
         QTest::newRow("Llama-2-70b") << "meta-llama--Llama-2-70b-hf" << qint64(68976648192);
         QTest::newRow("Yi-34B") << "01-ai--Yi-34B" << qint64(34388917248);
         QTest::newRow("gemma-2b") << "google--gemma-2b" << qint64(2506172416); // tied embeddings counted once
+        QTest::newRow("TinyLlama-1.1B") << "TinyLlama--TinyLlama-1.1B-intermediate-step-1431k-3T" << qint64(1100048384);
+        QTest::newRow("phi-2") << "microsoft--phi-2.litgpt" << qint64(2779683840);
         QTest::newRow("Mistral-7B-v0.1") << "mistralai--Mistral-7B-v0.1" << qint64(7241732096);
         QTest::newRow("Mistral-7B-v0.2") << "mistral-community--Mistral-7B-v0.2" << qint64(7241732096);
         // PEFT's result file: num_total_params (tied embeddings counted once)
