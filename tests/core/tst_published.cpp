@@ -315,11 +315,11 @@ const std::vector<Point>& points()
         {"tt-readme-l31-8b-lora-4090", "meta-llama--Llama-3.1-8B-Instruct", 2, 2048, kTorchtuneQv, Quant::None, false,
          Optimizer::AdamW, true, 1, Strategy::Single, false, "RTX 4090", Stat::Allocated, Stack::Torchtune,
          DtypePolicy::BF16, Attention::Fused, Loss::ChunkedCE},
-        // PEFT's MetaMathQA full fine-tuning baseline on an L40S (no preset: the capacity plays no part in a
-        // reserved figure); 768 tokens is the truncation bound, the longest batch the run can have. Its
-        // BucketIterator sorts each bucket of 20 batches longest first and tokenizer.pad pads a batch to its
-        // longest sample, so the length varies from step to step up to 768 (lengthsVary).
-        // the same suite's LoRA runs on q_proj and v_proj (June 2025: transformers 4.52, torch 2.7), adapters in fp32
+        // PEFT's MetaMathQA runs on an L40S (the preset: the verdict is checked to be "fits" too); 768 tokens is the
+        // truncation bound, the longest batch the run can have. Its BucketIterator sorts each bucket of 20 batches
+        // longest first and tokenizer.pad pads a batch to its longest sample, so the length varies from step to
+        // step up to 768 (lengthsVary). The LoRA runs (June and October 2025) adapt q_proj and v_proj, or the
+        // MLP, with fp32 adapters.
         {"peft-mc-l32-3b-lora-r32-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kPeftMcR32, Quant::None, false,
          Optimizer::AdamW, false, 1, Strategy::Single, false, "L40S", Stat::Reserved, Stack::HF},
         {"peft-mc-l32-3b-lora-r64-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kPeftMcR64, Quant::None, false,

@@ -77,6 +77,9 @@ const std::vector<GpuSpec>& gpuPresets()
         make("L4 24 GB", fromSmi(23034), 550 * MiB, kOtherWorkspace),
         // "GPU 0 has a total capacity of 39.50 GiB" (TianheWu/CoSeR#10, A100 40 GB).
         make("A100 40 GB", gib(39.50), 550 * MiB, kOtherWorkspace),
+        // "total_gpu_memory (44.42GiB)", vLLM's torch.cuda.mem_get_info total on an L40S (vllm-project/vllm#15815;
+        // tests/data/external/measured.jsonl vllm-15815-qwen2.5-32b-tp2-l40s); Ada's context, as the RTX 4090's.
+        make("L40S 48 GB", gib(44.42), 550 * MiB, kOtherWorkspace),
         // "79.25 GiB total capacity" (levihsu/OOTDiffusion#235, A100 80 GB).
         make("A100 80 GB", gib(79.25), 550 * MiB, kOtherWorkspace),
         // Measured (tests/data/gpu/README.md): cudaMemGetInfo total 85,017,493,504 B = 79.18 GiB on an H100
