@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <utility>
 
 namespace headroom {
 namespace {
@@ -71,8 +72,9 @@ const std::vector<GpuSpec>& gpuPresets()
         // "GPU 0 has a total capacity of 23.64 GiB" (ali-vilab/VGen#104, 3DTopia/Phidias-Diffusion#8;
         // 23.68 GiB with an older driver, zai-org/CogVideo#36).
         make("GeForce RTX 4090 24 GB", gib(23.64), 550 * MiB, kOtherWorkspace),
-        // No PyTorch figure found: nvidia-smi's 23,028 MiB (modal-labs/modal-client#2797), less the gap above.
-        make("A10 24 GB", fromSmi(23028), 500 * MiB, kOtherWorkspace),
+        // "GPU 0; 22.19 GiB total capacity" on AWS's ml.g5 instances (vllm-project/vllm#372), whose A10G is this
+        // board (nvidia-smi 23,028 MiB, modal-labs/modal-client#2797: 306 MiB above, as the RTX 3090's gap).
+        make("A10 24 GB", gib(22.19), 500 * MiB, kOtherWorkspace),
         // No PyTorch figure found: nvidia-smi's 23,034 MiB (modal-labs/modal-client#2797), less the gap above.
         make("L4 24 GB", fromSmi(23034), 550 * MiB, kOtherWorkspace),
         // "GPU 0 has a total capacity of 39.50 GiB" (TianheWu/CoSeR#10, A100 40 GB).
@@ -102,6 +104,24 @@ std::optional<GpuSpec> findGpu(std::string_view name)
     for (const GpuSpec& g : gpuPresets())
         if (squash(g.name) == want)
             return g;
+    // As nvidia-smi and torch.cuda.get_device_name() print them: "NVIDIA GeForce RTX 4090", "NVIDIA A10G".
+    for (const char* vendor : {"nvidia", "geforce", "tesla"})
+        if (want.rfind(vendor, 0) == 0 && want.size() > std::string_view(vendor).size())
+            return findGpu(want.substr(std::string_view(vendor).size()));
+    // Form factor and memory type, as in "H100 80GB HBM3", "A100-SXM4-80GB", "H100 PCIe": the presets are by
+    // memory size. (Not "NVL": the H100 NVL has 94 GB, which no preset holds.)
+    for (const char* part : {"sxm5", "sxm4", "sxm3", "sxm2", "sxm", "pcie", "hbm3e", "hbm3", "hbm2e", "hbm2"})
+        if (const size_t at = want.find(part); at != std::string::npos && at > 0)
+            return findGpu(want.substr(0, at) + want.substr(at + std::string_view(part).size()));
+    // "V100 32GB": the memory size as the presets' keys below carry it, without the unit.
+    if (want.size() > 4 && want.compare(want.size() - 2, 2, "gb") == 0 &&
+        std::isdigit(static_cast<unsigned char>(want[want.size() - 3])))
+        return findGpu(want.substr(0, want.size() - 2));
+    // Names a cloud gives the same board: AWS's A10G (g5 instances) is the A10 24 GB preset's figure.
+    static constexpr std::pair<std::string_view, std::string_view> kOtherNames[] = {{"a10g", "A10 24 GB"}};
+    for (const auto& [alias, preset] : kOtherNames)
+        if (want == alias || want == std::string(alias) + "24" || want == std::string(alias) + "24gb")
+            return findGpu(preset);
     std::optional<GpuSpec> best;
     for (const GpuSpec& g : gpuPresets()) {
         std::string key = squash(g.name);
