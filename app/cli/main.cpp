@@ -127,8 +127,12 @@ void printHuman(const Model& model, const Config& config, const Report& report, 
     std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
     if (config.finetune.lora.r > 0 || config.finetune.quant != Quant::None) {
         const FineTuneSummary f = summarizeFineTune(model, config, report.evaluation);
-        std::cout << "Fine-tuning: " << f.method << ", " << f.trainableParams << " trainable of "
-                  << f.trainableParams + f.frozenParams << " parameters; frozen base " << formatBytes(f.frozenBytes);
+        if (f.method == "inference")
+            std::cout << "Inference: " << f.trainableParams + f.frozenParams << " parameters";
+        else
+            std::cout << "Fine-tuning: " << f.method << ", " << f.trainableParams << " trainable of "
+                      << f.trainableParams + f.frozenParams << " parameters; frozen base "
+                      << formatBytes(f.frozenBytes);
         if (config.finetune.quant != Quant::None)
             std::cout << " (" << toString(config.finetune.quant) << " weights " << formatBytes(f.quantizedBytes)
                       << ", largest dequantized weight " << formatBytes(f.dequantTransientBytes) << ")";

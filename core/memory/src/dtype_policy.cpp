@@ -17,6 +17,11 @@ bool autocast(DtypePolicy p) noexcept { return p == DtypePolicy::AmpFP16 || p ==
 
 bool policyIsInference(const Config& config) noexcept { return config.mode == Mode::Infer || quantised(config.dtype); }
 
+bool kbitPrepApplies(const Config& config) noexcept
+{
+    return config.finetune.quant != Quant::None && config.finetune.kbitPrep && !policyIsInference(config);
+}
+
 int64_t activationBytes(const Config& config, const PlanData& plan, int tensor, int64_t numel)
 {
     if (numel <= 0)

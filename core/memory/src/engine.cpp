@@ -131,8 +131,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
         const int64_t w = adapterElem ? checkedMul(n, adapterElem).value_or(0)
-                          : ft.quant != Quant::None && ft.kbitPrep &&
-                                  isFloating(m.tensors[static_cast<size_t>(t)].dtype)
+                          : kbitPrepApplies(config) && isFloating(m.tensors[static_cast<size_t>(t)].dtype)
                               ? checkedMul(n, 4).value_or(0)
                               : paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
         s.weightBytes[static_cast<size_t>(t)] = w;

@@ -99,6 +99,7 @@ struct PlanOptions
     int computeBytes = 2;
     bool inputRequiresGrad = false; // transformers' enable_input_require_grads(): the embedding output requires grad
     bool litgptModel = false;       // Config::modelCode == ModelCode::Litgpt (litgpt_model.cpp)
+    bool litgptInference = false;   // ... running inference (litgpt generate): its own lm_head is a weight too
     bool bnbKeepsInput = false;     // Config::bnbKeepsMatmulInput (litgpt_model.cpp rule 4)
     bool operator==(const PlanOptions&) const = default;
 };
@@ -213,6 +214,9 @@ int64_t paramBytes(const Config& config, DType dt, int64_t numel);
 int64_t bufferBytes(const Config& config, DType dt, int64_t numel);
 int gradElemBytes(const Config& config) noexcept;
 bool policyIsInference(const Config& config) noexcept;
+// prepare_model_for_kbit_training's fp32 casts and enable_input_require_grads() (peft/utils/other.py): a training
+// preparation, so only a training step with quantized weights has them; inference loads the model as it is.
+bool kbitPrepApplies(const Config& config) noexcept;
 
 // The simulated iteration (timeline/).
 struct SimOptions

@@ -83,6 +83,8 @@ PlanOptions planOptions(const Config& config)
     o.device = config.device;
     o.torch = config.torch;
     o.litgptModel = config.modelCode == ModelCode::Litgpt;
+    // set only with lit-gpt's model code, so that a mode change keeps every other plan
+    o.litgptInference = o.litgptModel && policyIsInference(config);
     o.bnbKeepsInput = config.bnbKeepsMatmulInput;
     o.autocast = config.dtype == DtypePolicy::AmpFP16 || config.dtype == DtypePolicy::AmpBF16;
     switch (config.dtype) {
@@ -98,7 +100,7 @@ PlanOptions planOptions(const Config& config)
     const FineTune& ft = config.finetune;
     const bool quantPolicy = config.dtype == DtypePolicy::INT8 || config.dtype == DtypePolicy::INT4;
     // prepare_model_for_kbit_training(use_gradient_checkpointing=True) calls enable_input_require_grads()
-    o.inputRequiresGrad = ft.quant != Quant::None && ft.kbitPrep;
+    o.inputRequiresGrad = kbitPrepApplies(config);
     // A 16-bit model without autocast runs the fp32 regions its code writes (LlamaRMSNorm's x.to(torch.float32),
     // hf_builder.h rmsNorm): precision.cpp sizes them, with PEFT's casts when there are adapters.
     if (o.lowPrecision && !o.autocast && !quantPolicy) {
@@ -109,7 +111,7 @@ PlanOptions planOptions(const Config& config)
         o.streamBytes = o.lowPrecision ? 2 : 4;
         o.adapterBytes = loraAdapterBytes(ft.lora);
         o.quant = ft.quant;
-        o.kbitFp32 = o.quant != Quant::None && ft.kbitPrep;
+        o.kbitFp32 = kbitPrepApplies(config);
         o.computeBytes = ft.computeBytes;
         // kbit preparation's fp32 stream gives attention fp32 operands: no flash kernel (fused_units.cpp
         // attentionKernel: memory-efficient, or math for grouped-query heads)
@@ -161,7 +163,13 @@ void classifyParameters(PlanData& p, const Model& m)
             continue;
         if (tensor.role == TensorRole::Parameter) {
             p.trainable.push_back(static_cast<int>(t));
-            p.frozen[t] = frozenBy(m, static_cast<int>(t), freezeMatcher) ? 1 : 0;
+            // bitsandbytes' quantized weights take no gradient (Params4bit / Int8Params, requires_grad=False), so they
+            // are frozen whatever the patterns say: with adapters the patterns freeze them anyway, in inference this
+            // keeps "trainable" to what still requires grad
+            p.frozen[t] = frozenBy(m, static_cast<int>(t), freezeMatcher) ||
+                                  (p.options.quant != Quant::None && p.quantizable[t])
+                              ? 1
+                              : 0;
             if (!p.frozen[t]) {
                 p.reqGrad[t] = 1;
                 p.paramSources[t] = {static_cast<int>(t)};
@@ -565,10 +573,12 @@ PlanData buildPlan(const Model& m, const PlanOptions& options)
     if (options.litgptModel) {
         applyLitgptModel(p, m);
         // lit-gpt's GPT builds lm_head and wte as two modules (litgpt/model.py GPT.__init__; the fine-tune scripts
-        // share them only with TrainArgs.tie_embeddings, off by default), so a tied config.json is two weights there
+        // share them only with TrainArgs.tie_embeddings, off by default), so a tied config.json is two weights there.
+        // generate/base.py builds the same GPT and loads both, so inference holds the copy as well. (A trained copy,
+        // full fine-tuning, with its own gradient and optimizer state, is not modelled.)
         const int tied = tiedOutputEmbedding(m);
         const auto it = std::find(p.trainable.begin(), p.trainable.end(), tied);
-        if (tied >= 0 && it != p.trainable.end() && p.frozen[static_cast<size_t>(tied)])
+        if (tied >= 0 && it != p.trainable.end() && (p.frozen[static_cast<size_t>(tied)] || options.litgptInference))
             p.untiedHead = static_cast<int>(it - p.trainable.begin());
     }
     // frozen parameters that are not consumed by anything that needs them are still weights

@@ -48,7 +48,7 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
             s.quantizedParams += n;
             s.frozenBytes += q.bytes;
             s.dequantTransientBytes = std::max(s.dequantTransientBytes, q.transient);
-        } else if (ft.quant != Quant::None && ft.kbitPrep && isFloating(tensor.dtype)) {
+        } else if (kbitPrepApplies(config) && isFloating(tensor.dtype)) {
             s.frozenBytes += checkedMul(n, 4).value_or(0);
         } else {
             s.frozenBytes += paramBytes(config, tensor.dtype, n);
@@ -68,7 +68,11 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
             s.frozenBytes += paramBytes(config, m.tensors[i].dtype, n);
         }
     }
-    s.method = ft.quant != Quant::None ? "qlora" : ft.lora.r > 0 ? "lora" : "full";
+    s.method = policyIsInference(config) ? "inference"
+               : ft.quant != Quant::None ? "qlora"
+               : ft.lora.r > 0           ? "lora"
+                                         : "full";
+    s.kbitPrep = kbitPrepApplies(config);
     return s;
 }
 

@@ -189,7 +189,8 @@ json finetuneJson(const Model& model, const Report& report)
             {"quantization", std::string(toString(c.finetune.quant))},
             {"double_quant", c.finetune.doubleQuant},
             {"compute_dtype", c.finetune.computeDtype},
-            {"kbit_prep", c.finetune.kbitPrep},
+            // what the step applies: a training preparation, never in inference (kbitPrepApplies)
+            {"kbit_prep", c.finetune.kbitPrep && (c.finetune.quant == Quant::None || f.kbitPrep)},
             {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
             {"trainable_params", f.trainableParams},
             {"adapter_params", f.adapterParams},

@@ -14,7 +14,8 @@ struct Evaluation;
 // The fine-tuning figures the report shows beside the breakdown (bytes at this configuration).
 struct FineTuneSummary
 {
-    std::string method;          // "full", "lora", "qlora"
+    std::string method;          // "full", "lora", "qlora"; "inference" when nothing trains (--mode infer)
+    bool kbitPrep = false;       // prepare_model_for_kbit_training applied: a training step with quantized weights
     int64_t trainableParams = 0; // what requires grad (PEFT's print_trainable_parameters)
     int64_t adapterParams = 0;
     int64_t frozenParams = 0;
