@@ -120,8 +120,20 @@ int dequantElemBytes(const Config& c)
 {
     const int compute = c.finetune.computeBytes;
     const bool fourBit = c.finetune.quant == Quant::NF4 || c.finetune.quant == Quant::FP4;
-    if (c.modelCode != ModelCode::Litgpt || !fourBit)
-        return compute; // transformers quantizes the loaded 16-bit weight: the state's dtype is the compute one
+    if (c.modelCode != ModelCode::Litgpt || !fourBit) {
+        // transformers quantizes the weight as loaded (torch_dtype), which Params4bit keeps as quant_state.dtype:
+        // F.dequantize_4bit returns that dtype and MatMul4Bit's .to(A.dtype) copies it to the compute dtype, so both
+        // exist at once unless they are the same type (bitsandbytes 0.41-0.45 nn/_functions.py MatMul4Bit.forward;
+        // load_in_4bit's defaults: fp16 weights, fp32 compute)
+        if (!fourBit)
+            return compute;
+        const std::string& cd = c.finetune.computeDtype;
+        const bool bf16 = c.dtype == DtypePolicy::BF16 || c.dtype == DtypePolicy::MixedBF16;
+        const bool fp16 = c.dtype == DtypePolicy::FP16 || c.dtype == DtypePolicy::MixedFP16;
+        const int state = bf16 || fp16 ? 2 : 4; // fp32 and AMP policies load fp32 weights
+        const bool same = (bf16 && cd == "bf16") || (fp16 && cd == "fp16") || (state == 4 && cd == "fp32");
+        return same ? compute : state + compute;
+    }
     // Lightning's fp16 quant_state (above): the fp16 dequantized weight and its compute-dtype copy exist
     // together inside .to(A.dtype); one fp16 weight when the run computes in fp16 (16-true: .to is a no-op)
     return c.dtype == DtypePolicy::FP16 && compute == 2 ? 2 : 2 + compute;
