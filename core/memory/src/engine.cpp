@@ -100,6 +100,8 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         }
         return *c;
     };
+    const int dequantElem = dequantElemBytes(config); // once per tick, not per parameter
+    const bool kbitPrep = kbitPrepApplies(config);
     for (size_t pi = 0; pi < p.trainable.size(); ++pi) {
         const int t = p.trainable[pi];
         const std::vector<int64_t>& dims = p.trainableDims[pi];
@@ -109,7 +111,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
             // matmul dequantizes the whole weight into a compute-dtype transient (bnb.matmul_4bit,
             // MatMul4Bit.forward/backward: F.dequantize_4bit(B, quant_state).to(A.dtype)); the largest one
             // is counted at the peak (an upper bound when the peak falls outside any 4-bit matmul).
-            const QuantCost q = quantizedCost(ft, n, dims, dequantElemBytes(config));
+            const QuantCost q = quantizedCost(ft, n, dims, dequantElem);
             s.quantized += q.bytes;
             s.persistentWeights += q.bytes;
             s.weightBytes[static_cast<size_t>(t)] = q.bytes;
@@ -131,7 +133,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         // prepare_model_for_kbit_training (peft/utils/other.py): every non-quantized fp16/bf16 parameter is
         // cast to fp32
         const int64_t w = adapterElem ? checkedMul(n, adapterElem).value_or(0)
-                          : kbitPrepApplies(config) && isFloating(m.tensors[static_cast<size_t>(t)].dtype)
+                          : kbitPrep && isFloating(m.tensors[static_cast<size_t>(t)].dtype)
                               ? checkedMul(n, 4).value_or(0)
                               : paramBytes(config, m.tensors[static_cast<size_t>(t)].dtype, n);
         s.weightBytes[static_cast<size_t>(t)] = w;
@@ -155,7 +157,7 @@ Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& sh
         const int t = p.trainable[pi];
         const int64_t n = std::max<int64_t>(s.numel[static_cast<size_t>(t)], 0);
         if (ft.quant != Quant::None) {
-            const QuantCost q = quantizedCost(ft, n, p.trainableDims[pi], dequantElemBytes(config));
+            const QuantCost q = quantizedCost(ft, n, p.trainableDims[pi], dequantElem);
             s.untiedHead = q.bytes;
             s.quantized += q.bytes;
             s.dequantTransient = std::max(s.dequantTransient, q.transient);
