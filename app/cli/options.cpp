@@ -276,7 +276,13 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         o.config.gpu0Batch = positive(a, value(a));
     else if (a == "--offload")
         o.config.offload = true;
-    else if (a == "--offload-activations") {
+    else if (a == "--fsdp-orig-params") {
+        o.config.fsdpOrigParams = true;
+        o.presetUserSet |= kPresetFsdp;
+    } else if (a == "--fsdp-no-sync") {
+        o.config.fsdpNoSync = true;
+        o.presetUserSet |= kPresetFsdp;
+    } else if (a == "--offload-activations") {
         o.config.offloadActivations = true;
         o.presetUserSet |= kPresetOffloadActivations;
     } else if (a == "--allocator") {

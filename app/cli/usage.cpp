@@ -66,6 +66,10 @@ Hardware
   --capacity BYTES       custom GPU capacity (24GiB, 16000MB, ...)
   --margin BYTES         memory kept free on the GPU (default 0)
   --gpus N --strategy ddp|dp|balanced-dp|zero1|zero2|zero3|fsdp|fsdp-no-shard [--gpu0-batch B] [--offload]
+  --fsdp-orig-params     FSDP with use_orig_params=True: one FlatParameter per layer, frozen and trainable mixed,
+                         its gradient the whole layer's (Lightning Fabric; --framework litgpt sets it)
+  --fsdp-no-sync         gradient accumulation under FSDP.no_sync(): every gradient unsharded between optimizer
+                         steps (with --accumulate; --framework litgpt sets it)
   --allocator exact|caching|expandable   allocator model (default caching)
 Serving (MODEL is a Hugging Face config.json; docs/SERVING.md)
   --serve vllm           vLLM V1's startup plan per GPU instead of the training figure: weights, profile peak,

@@ -34,9 +34,10 @@ Config configAt(int64_t batch, int64_t seq)
 {
     [[maybe_unused]] const auto& [symbols, mode, dtype, optimizer, customOptimizerBytes, rmspropMomentum,
                                   rmspropCentered, loss, checkpointSegments, accumulate, inplace, freeze, gpu,
-                                  marginBytes, gpus, strategy, gpu0Batch, offload, offloadActivations, allocator,
-                                  attention, device, torch, framework, modelCode, bnbKeepsMatmulInput, hfFp32Logits,
-                                  loopKeepsOutput, finetune, hotExpertShare, varySymbol] = c;
+                                  marginBytes, gpus, strategy, gpu0Batch, offload, fsdpOrigParams, fsdpNoSync,
+                                  offloadActivations, allocator, attention, device, torch, framework, modelCode,
+                                  bnbKeepsMatmulInput, hfFp32Logits, loopKeepsOutput, finetune, hotExpertShare,
+                                  varySymbol] = c;
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
@@ -98,6 +99,8 @@ private slots:
         QTest::newRow("strategy") << Flip([](Config& c) { c.strategy = Strategy::DDP; }) << false;
         QTest::newRow("gpu0Batch") << Flip([](Config& c) { c.gpu0Batch = 3; }) << false;
         QTest::newRow("offload") << Flip([](Config& c) { c.offload = true; }) << false;
+        QTest::newRow("fsdpOrigParams") << Flip([](Config& c) { c.fsdpOrigParams = true; }) << false;
+        QTest::newRow("fsdpNoSync") << Flip([](Config& c) { c.fsdpNoSync = true; }) << false;
         QTest::newRow("offloadActivations") << Flip([](Config& c) { c.offloadActivations = true; }) << false;
         QTest::newRow("allocator") << Flip([](Config& c) { c.allocator = AllocatorMode::Exact; }) << false;
         QTest::newRow("attention") << Flip([](Config& c) { c.attention = Attention::Math; }) << false;

@@ -200,6 +200,60 @@ private slots:
         QCOMPARE(evaluateCluster(m, c).gpus[0].communication, int64_t(0));
     }
 
+    // Fabric's FSDP (use_orig_params=True) and no_sync accumulation (Config::fsdpOrigParams, fsdpNoSync), sized by
+    // hand from Llama-2-7B's config with lit-gpt's LoRA (r 8 on q and v, bf16): the per-GPU gradients are the LoRA
+    // ones sharded (PEFT-style wrapping), every decoder layer's whole bytes sharded (use_orig_params: one
+    // FlatParameter per layer, its gradient covering the frozen weights too), or those whole on every GPU
+    // (no_sync between optimizer steps, accumulate > 1). The root unit (embedding, final norm, lm_head) has no
+    // trainable parameter, so no gradient in any case.
+    void fsdpOrigParamsNoSync_data()
+    {
+        QTest::addColumn<bool>("origParams");
+        QTest::addColumn<bool>("noSync");
+        QTest::addColumn<int>("accumulate");
+        QTest::newRow("peft wrapping") << false << false << 4;
+        QTest::newRow("use_orig_params") << true << false << 4;
+        QTest::newRow("use_orig_params, no_sync") << true << true << 4;
+        QTest::newRow("no_sync without accumulation") << true << true << 1;
+    }
+    void fsdpOrigParamsNoSync()
+    {
+        QFETCH(bool, origParams);
+        QFETCH(bool, noSync);
+        QFETCH(int, accumulate);
+        LoraSpec lora{8, 16, 0.05, {"q_proj", "v_proj"}, {}, "bf16"};
+        LoadOptions load;
+        load.lora = lora;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/meta-llama--Llama-2-7b-hf.json", load);
+        Config c;
+        c.mode = Mode::Train;
+        c.dtype = DtypePolicy::BF16;
+        c.optimizer = Optimizer::AdamW;
+        c.allocator = AllocatorMode::Caching;
+        c.finetune.lora = lora;
+        c.finetune.layerCheckpoint = true;
+        c.freeze = loraFreezePatterns();
+        c.gpus = 2;
+        c.strategy = Strategy::FSDP;
+        c.fsdpOrigParams = origParams;
+        c.fsdpNoSync = noSync;
+        c.accumulate = accumulate;
+        c.symbols = m.defaultBindings();
+        c.symbols[size_t(m.batchSymbol)] = 2 * accumulate;
+        c.symbols[size_t(m.symbolIndex("seq"))] = 256;
+        const int64_t h = 4096, f = 11008, layers = 32, r = 8, bf16 = 2;
+        const int64_t adapters = 2 * r * (h + h) * bf16;                         // one layer's
+        const int64_t layer = (4 * h * h + 3 * h * f + 2 * h) * bf16 + adapters; // one layer, whole
+        const int64_t want = !origParams                ? layers * adapters / 2
+                             : noSync && accumulate > 1 ? layers * layer
+                                                        : layers * layer / 2;
+        const ClusterEvaluation ce = evaluateCluster(m, c);
+        // with accumulation, beside the kept gradients: autograd's incoming gradient of one adapter matrix, added
+        // into the kept one (sharded like it, whole under no_sync)
+        const int64_t incoming = accumulate > 1 ? r * h * bf16 / (noSync && origParams ? 1 : 2) : 0;
+        QCOMPARE(ce.gpus[0].gradients, want + incoming);
+    }
+
     // QLoRA under FSDP (fsdp_units.cpp, bitsandbytes 0.43's Params4bit): only the packed 4-bit codes are the
     // flat parameter FSDP gathers and shards; each weight's QuantState (double quant: uint8 absmax per 64
     // values, the fp32 offset, an fp32 absmax per 256 blocks, the 256-entry fp32 dynamic code) stays whole on

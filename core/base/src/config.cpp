@@ -125,7 +125,8 @@ struct FrameworkPreset
     bool layerCheckpoint;
     bool doubleQuant; // the 4-bit format's scales are themselves quantized
     ModelCode modelCode;
-    bool bnbKeepsMatmulInput; // Config::bnbKeepsMatmulInput: the recipe's bitsandbytes is older than 0.43.2
+    bool bnbKeepsMatmulInput;        // Config::bnbKeepsMatmulInput: the recipe's bitsandbytes is older than 0.43.2
+    bool fsdpOrigParams, fsdpNoSync; // what the recipe's FSDP does on several GPUs (Config::fsdpOrigParams)
 };
 // torchtune (recipes/lora_finetune_single_device.py with recipes/configs/llama2/7B_lora_single_device.yaml and
 // 7B_qlora_single_device.yaml, the same in the llama3/3.1/mistral/qwen2 single-device configs):
@@ -152,14 +153,18 @@ struct FrameworkPreset
 //    ModelCode::Litgpt (torchtune's TransformerDecoder is not modelled apart from transformers');
 //  - bitsandbytes ==0.41.0 then ==0.42.0 in litgpt's pyproject.toml until December 2024 (lit-gpt 8641822 ran
 //    0.41.1): MatMul4Bit keeps its input (bnbKeepsMatmulInput). torchtune quantizes with torchao's NF4, not
-//    bitsandbytes; Hugging Face's default is today's bitsandbytes, which keeps nothing.
+//    bitsandbytes; Hugging Face's default is today's bitsandbytes, which keeps nothing;
+//  - on several devices FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}), whose
+//    Fabric strategy sets use_orig_params=True (lightning/fabric/strategies/fsdp.py), and gradient accumulation in
+//    fabric.no_backward_sync (finetune/lora.py and full.py: FSDP.no_sync): fsdpOrigParams and fsdpNoSync. The
+//    checkpointing that FSDPStrategy adds is the user's --grad-checkpoint layers (one device has none).
 constexpr std::array<FrameworkPreset, 3> kPresets{{
     {Framework::HF, DtypePolicy::FP32, Optimizer::Adam, Optimizer::Adam, Loss::CrossEntropy, false, false,
-     ModelCode::Transformers, false},
+     ModelCode::Transformers, false, false, false},
     {Framework::Torchtune, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::AdamW, Loss::ChunkedCE, true, true,
-     ModelCode::Transformers, false},
+     ModelCode::Transformers, false, false, false},
     {Framework::Litgpt, DtypePolicy::BF16, Optimizer::AdamW, Optimizer::PagedAdamW, Loss::ChunkedCE16, false, false,
-     ModelCode::Litgpt, true},
+     ModelCode::Litgpt, true, true, true},
 }};
 
 } // namespace
@@ -241,6 +246,10 @@ void applyFramework(Framework f, Config& c, uint32_t userSet)
         c.modelCode = p.modelCode;
     if ((userSet & kPresetBnbVersion) == 0)
         c.bnbKeepsMatmulInput = p.bnbKeepsMatmulInput;
+    if ((userSet & kPresetFsdp) == 0) { // every preset, as the model code: back to hf undoes litgpt's
+        c.fsdpOrigParams = p.fsdpOrigParams;
+        c.fsdpNoSync = p.fsdpNoSync;
+    }
     if (f == Framework::HF)
         return; // Hugging Face Trainer/PEFT: Headroom's own defaults, nothing else to set
     const bool quantized = c.finetune.quant != Quant::None;

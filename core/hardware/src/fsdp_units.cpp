@@ -122,7 +122,8 @@ std::vector<int64_t> quantStatePieces(int64_t numel, bool doubleQuant)
 
 } // namespace
 
-FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<uint8_t>& fourBit, bool doubleQuant)
+FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<uint8_t>& fourBit, bool doubleQuant,
+                    bool origParams)
 {
     FsdpUnits u;
     const int container = decoderContainer(model);
@@ -185,8 +186,9 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
             largest = &x;
     u.layer = largest->bytes;
     // A layer whose parameters are all trainable is one FlatParameter; a mixed one is the frozen flat
-    // parameter plus one unit per trainable leaf.
-    const bool mixed = largest->frozen > 0 && largest->grad > 0;
+    // parameter plus one unit per trainable leaf, or with use_orig_params=True one FlatParameter whose gradient
+    // is the whole layer's (FlatParamHandle: one flat_param.grad for every view).
+    const bool mixed = largest->frozen > 0 && largest->grad > 0 && !origParams;
     if (mixed) {
         u.layerBlocks.push_back(largest->frozen);
         u.layerBlocks.insert(u.layerBlocks.end(), largest->trainableParts.begin(), largest->trainableParts.end());
@@ -199,16 +201,20 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
         int64_t all = 0;
         for (int64_t b : x.trainableParts)
             all += b;
-        if (x.frozen > 0)
+        if (origParams && all > 0) {
+            u.gradParams.push_back(all + x.frozen); // the whole unit's FlatParameter
+            u.mixedFrozen += x.frozen;
+        } else if (x.frozen > 0) {
             u.gradParams.insert(u.gradParams.end(), x.trainableParts.begin(), x.trainableParts.end());
-        else if (all > 0)
+        } else if (all > 0) {
             u.gradParams.push_back(all);
+        }
     };
     for (const auto& [index, x] : units)
         addGradParams(x);
     addGradParams(rootUnit);
     for (const auto& [index, x] : units) {
-        u.layerGrad = std::max(u.layerGrad, x.grad);
+        u.layerGrad = std::max(u.layerGrad, origParams && x.grad > 0 ? x.bytes : x.grad);
         u.unitParams.push_back(x.params);
     }
     if (!rootParams.empty())

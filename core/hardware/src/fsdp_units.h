@@ -37,12 +37,16 @@ struct FsdpUnits
     // Every trainable FlatParameter's bytes (a mixed unit's trainable leaves one by one, an all-trainable
     // unit whole), decoder layers then the root: what the post-backward stream's sharded gradients size.
     std::vector<int64_t> gradParams;
+    // With use_orig_params=True (Config::fsdpOrigParams): the frozen bytes of the units that have trainable ones,
+    // which their one FlatParameter's gradient covers as well.
+    int64_t mixedFrozen = 0;
 };
 
 // The units from the setup step's weight events. fourBit flags the Params4bit weights (fourBitWeights(), empty
 // when none): their flat-parameter bytes are the packed codes, their quantization state apart.
+// origParams: use_orig_params=True, one FlatParameter per unit whatever its parameters' requires_grad.
 FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<uint8_t>& fourBit = {},
-                    bool doubleQuant = false);
+                    bool doubleQuant = false, bool origParams = false);
 
 // Bytes the side streams' pools reserve (FSDP1's all-gather outputs on the unshard stream; with CPU offload
 // also the shards copied in on the pre-unshard stream and every trainable flat parameter's sharded gradient on

@@ -58,6 +58,9 @@ struct Derivation
     // first forward (the root unit and the layer computed) and during backward (the prefetched layer)
     int64_t computeSide = 0, backwardSide = 0;
     int64_t backwardGrad = 0; // held during backward: the unsharded gradient of one unit
+    // held for the whole step: FSDP gradients beyond the parameters' own (use_orig_params' frozen parts, no_sync's
+    // unsharded accumulation)
+    int64_t persistentGrads = 0;
     int64_t sideReserved = 0; // what the unshard stream's pool reserves
     // FSDP CPU offload: each offloaded parameter gradient's shard stays on the GPU, in the post-backward stream's
     // pool, from its reduce-scatter to the end of backward (fsdp_units.cpp, fsdpSidePoolsReserved)
@@ -181,6 +184,8 @@ std::vector<Extra> strategyExtras(const Evaluation& ev, const Derivation& how)
         extras.push_back({pb.firstBackward, backwardEnd, how.backwardSide, Category::Workspace, -1, true});
     if (how.backwardGrad > 0)
         extras.push_back({pb.firstBackward, backwardEnd, how.backwardGrad, Category::Gradients});
+    if (how.persistentGrads > 0)
+        extras.push_back({0, n - 1, how.persistentGrads, Category::Gradients});
     for (auto& x : extras)
         x.id = nextId++;
     return extras;
@@ -427,7 +432,7 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
     }
     out.weights += how.weightsDelta;
     out.cpu += how.cpuDelta;
-    out.gradients = gradMax;
+    out.gradients = gradMax + how.persistentGrads;
     out.cpu += hostGradMax;
     if (how.atOptimizer > 0) {
         if (how.offloadAtOptimizer)
@@ -665,8 +670,13 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
     }
     const bool noShard = st == Strategy::FSDPNoShard;
     const FsdpUnits units = st == Strategy::FSDP || noShard
-                                ? fsdpUnits(model, ev, fourBitWeights(model, config), config.finetune.doubleQuant)
+                                ? fsdpUnits(model, ev, fourBitWeights(model, config), config.finetune.doubleQuant,
+                                            config.fsdpOrigParams)
                                 : FsdpUnits{};
+    // Gradient accumulation under FSDP.no_sync() (Config::fsdpNoSync; torch/distributed/fsdp/_runtime_utils.py
+    // _post_backward_hook: `if not state._sync_gradients: ... return` before _reduce_grad): between optimizer steps
+    // each unit keeps its unsharded gradient, so the micro-batches before the last one hold every gradient whole.
+    const bool noSync = config.fsdpNoSync && config.accumulate > 1 && st == Strategy::FSDP;
     if (units.found && noShard) {
         // NO_SHARD: every rank keeps the whole flat parameters; no all-gathers (needs_unshard() is false), and
         // the gradients are all-reduced in place (_runtime_utils._reduce_grad_no_shard): no buffers. Only
@@ -686,9 +696,19 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.gradShardsUntilBackwardEnd = config.offload;
         how.init = fsdpInitOps(units, gpus, config.offload);
         fourBitDeltas(units, gpus, config.offload, true, how);
-        for (int64_t b : units.gradParams)
-            how.flatParams.push_back(shard.apply(b));
-        how.stateTensors = optimizerStateTensors(config);
+        // use_orig_params=True: the frozen parts of the mixed units have a gradient too (zeros), sharded like
+        // the rest, or whole under no_sync
+        how.persistentGrads = noSync ? units.mixedFrozen : shard.apply(units.mixedFrozen);
+        if (noSync)
+            how.paramGrads = Ratio{1, 1};
+        if (config.fsdpOrigParams) {
+            // the optimizer steps the original parameters (use_orig_params): its state is theirs, not per
+            // FlatParameter
+        } else {
+            for (int64_t b : units.gradParams)
+                how.flatParams.push_back(shard.apply(b));
+            how.stateTensors = optimizerStateTensors(config);
+        }
     } else if (st == Strategy::ZeRO3 || st == Strategy::FSDP) {
         // The module being computed and the prefetched next one are gathered whole; in backward the
         // largest one's full gradient exists until it is reduce-scattered.

@@ -94,6 +94,10 @@ json configJson(const Model& model, const Config& c)
         j["offload_activations"] = true;
     if (c.bnbKeepsMatmulInput != presetBnbKeepsMatmulInput(c.framework)) // only a --bnb-version the preset lacks
         j["bnb_keeps_matmul_input"] = c.bnbKeepsMatmulInput;
+    if (c.strategy == Strategy::FSDP && (c.fsdpOrigParams || c.fsdpNoSync)) { // only where they act
+        j["fsdp_orig_params"] = c.fsdpOrigParams;
+        j["fsdp_no_sync"] = c.fsdpNoSync;
+    }
     if (c.hfFp32Logits) // --transformers-version before 4.46 only
         j["transformers_fp32_logits"] = true;
     if (c.loopKeepsOutput) // --loop custom only

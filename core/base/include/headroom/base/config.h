@@ -100,6 +100,15 @@ struct Config
     Strategy strategy = Strategy::Single;
     int64_t gpu0Batch = -1; // balanced DP: GPU 0's share of the batch (-1: auto)
     bool offload = false;   // ZeRO/FSDP CPU offload of optimizer (and params for stage 3)
+    // FSDP1 with use_orig_params=True (Lightning Fabric's FSDPStrategy sets it: fabric/strategies/fsdp.py): each
+    // wrapped unit is one FlatParameter mixing frozen and trainable parameters, and its gradient covers the whole
+    // unit (the frozen parts' zeros included). False: PEFT's / Answer.AI's wrapping, a FlatParameter all frozen or
+    // all trainable (core/hardware/src/fsdp_units.cpp). The CLI's --fsdp-orig-params.
+    bool fsdpOrigParams = false;
+    // Gradient accumulation under FSDP.no_sync() (Fabric's no_backward_sync, accelerate's accumulate): between
+    // optimizer steps _post_backward_hook returns before the reduce-scatter, so every unit's gradient stays
+    // unsharded on each GPU. Only with accumulate > 1. The CLI's --fsdp-no-sync.
+    bool fsdpNoSync = false;
     // torchtune's enable_activation_offloading (torchtune/training/_activation_offloading.py OffloadActivations):
     // the checkpointed segments' saved inputs go to pinned host memory after their forward and come back at their
     // recomputation (docs/DESIGN.md "Activation offloading"); only with checkpointing, as the recipes require.
@@ -184,6 +193,7 @@ enum PresetSwitch : uint32_t {
     kPresetModelCode = 128,
     kPresetOffloadActivations = 256,
     kPresetBnbVersion = 512,
+    kPresetFsdp = 1024, // Config::fsdpOrigParams and fsdpNoSync
 };
 // Sets c.framework and every switch of its preset that `userSet` (PresetSwitch bits) does not name, from the
 // framework's own recipe (config.cpp cites each). Call it after the finetune settings are known: a quantized
