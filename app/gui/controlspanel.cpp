@@ -471,6 +471,9 @@ headroom::Config ControlsPanel::config() const
     c.framework = enumOf<headroom::Framework>(m_framework);
     c.modelCode = headroom::presetModelCode(c.framework);
     c.bnbKeepsMatmulInput = headroom::presetBnbKeepsMatmulInput(c.framework);
+    // Fabric's FSDP (use_orig_params, no_backward_sync) with the litgpt framework; they act under FSDP only
+    c.fsdpOrigParams = headroom::presetFsdpOrigParams(c.framework);
+    c.fsdpNoSync = headroom::presetFsdpNoSync(c.framework);
     c.finetune = m_finetune->fineTune();
     c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();

@@ -459,6 +459,11 @@ private slots:
         QVERIFY(c.loss == Loss::ChunkedCE16);
         QVERIFY(!c.finetune.layerCheckpoint);
         QVERIFY(!c.finetune.kbitPrep); // prepare_model_for_kbit_training is PEFT's (shown with 4-bit weights)
+        // Fabric's FSDP: use_orig_params and no_backward_sync accumulation, dropped again with Hugging Face
+        QVERIFY(c.fsdpOrigParams && c.fsdpNoSync);
+        selectData(panel.findChild<QComboBox*>(QStringLiteral("frameworkCombo")), int(Framework::HF));
+        c = panel.config();
+        QVERIFY(!c.fsdpOrigParams && !c.fsdpNoSync);
     }
 
     // One meaning of "trainable" in the Model panel: LoRA r=16 on q_proj,v_proj of Llama-3.1-8B trains

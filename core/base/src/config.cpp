@@ -195,6 +195,8 @@ std::optional<Framework> parseFramework(std::string_view s) noexcept { return pa
 
 ModelCode presetModelCode(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].modelCode; }
 bool presetBnbKeepsMatmulInput(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].bnbKeepsMatmulInput; }
+bool presetFsdpOrigParams(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].fsdpOrigParams; }
+bool presetFsdpNoSync(Framework f) noexcept { return kPresets[static_cast<size_t>(f)].fsdpNoSync; }
 
 namespace {
 // "X.Y" or "X.Y.Z", each part a non-negative integer (a missing patch reads 0).

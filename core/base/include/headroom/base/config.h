@@ -206,6 +206,9 @@ ModelCode presetModelCode(Framework f) noexcept;
 // kPresets): litgpt's pinned versions do. Like the model code, every preset sets it, and the GUI takes it from
 // the framework chosen.
 bool presetBnbKeepsMatmulInput(Framework f) noexcept;
+// The FSDP switches a framework's preset sets (Config::fsdpOrigParams and fsdpNoSync, config.cpp kPresets).
+bool presetFsdpOrigParams(Framework f) noexcept;
+bool presetFsdpNoSync(Framework f) noexcept;
 // bitsandbytes' version "X.Y.Z" (or "X.Y"): whether it keeps MatMul4Bit's input (< 0.43.2); nullopt when the
 // text is not such a version.
 std::optional<bool> bnbVersionKeepsMatmulInput(std::string_view version) noexcept;
