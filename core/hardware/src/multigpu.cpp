@@ -697,14 +697,14 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.init = fsdpInitOps(units, gpus, config.offload);
         fourBitDeltas(units, gpus, config.offload, true, how);
         // use_orig_params=True: the frozen parts of the mixed units have a gradient too (zeros), sharded like
-        // the rest, or whole under no_sync
-        how.persistentGrads = noSync ? units.mixedFrozen : shard.apply(units.mixedFrozen);
+        // the rest (with CPU offload on the host, its GPU copies in the post-backward pool above), or whole on
+        // every GPU under no_sync
+        how.persistentGrads = noSync ? units.mixedFrozen : config.offload ? 0 : shard.apply(units.mixedFrozen);
         if (noSync)
             how.paramGrads = Ratio{1, 1};
-        if (config.fsdpOrigParams) {
-            // the optimizer steps the original parameters (use_orig_params): its state is theirs, not per
-            // FlatParameter
-        } else {
+        // with use_orig_params the optimizer steps the original parameters, so its state is theirs, not one
+        // piece per FlatParameter
+        if (!config.fsdpOrigParams) {
             for (int64_t b : units.gradParams)
                 how.flatParams.push_back(shard.apply(b));
             how.stateTensors = optimizerStateTensors(config);
