@@ -1158,6 +1158,10 @@
         <source>before 4.46: fp32 logits, shifted fp32 copy for the loss</source>
         <translation>4.46 之前：fp32 logits，损失用移位后的 fp32 副本</translation>
     </message>
+    <message>
+        <source>Fits on %1 (%2) at capacity: the cache fills the card</source>
+        <translation>可以放进 %1（%2），但已满载：缓存占满整张卡</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -3199,6 +3203,16 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source> · offloaded activations %1 in host memory</source>
         <extracomment>%1 bytes of activations torchtune&apos;s offloading keeps in pinned host memory, not counted in the peak</extracomment>
         <translation> · 卸载的激活 %1 在主机内存中</translation>
+    </message>
+    <message>
+        <source>Fits on %1 × %2 at capacity — the cache fills the card, given back and retried when an allocation fails, max global batch %3</source>
+        <extracomment>%1 number of GPUs, %2 GPU, %3 largest global batch that fits; at capacity PyTorch gives its cache back and retries when an allocation fails, so the cache fills the card and no headroom is left</extracomment>
+        <translation>可以放进 %1 × %2，但已满载 — 缓存占满整张卡，分配失败时释放缓存后重试，最大全局批大小 %3</translation>
+    </message>
+    <message>
+        <source>Fits on %1 at capacity — the cache fills the card, given back and retried when an allocation fails, max batch %2</source>
+        <extracomment>%1 GPU, %2 largest batch that fits; at capacity PyTorch gives its cache back and retries when an allocation fails, so the cache fills the card and no headroom is left</extracomment>
+        <translation>可以放进 %1，但已满载 — 缓存占满整张卡，分配失败时释放缓存后重试，最大批大小 %2</translation>
     </message>
 </context>
 <context>

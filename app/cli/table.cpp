@@ -322,7 +322,10 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
     if (f.capacity > 0 && f.sizesUnknown) {
         out << "Fit on " << f.gpu << " (" << formatBytes(f.capacity) << "): " << unknownFitText(model, f) << "\n";
     } else if (f.capacity > 0) {
-        if (f.fitsSafely)
+        if (f.fitsSafely && f.atCapacity)
+            out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity)
+                << ") at capacity - its cache fills the card, given back and retried when an allocation fails";
+        else if (f.fitsSafely)
             out << "Fits on " << f.gpu << " (" << formatBytes(f.capacity) << ") - " << formatBytes(f.headroom)
                 << " headroom";
         else if (f.fits)

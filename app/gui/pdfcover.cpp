@@ -68,6 +68,8 @@ void PdfReport::verdict(ReportDocument& doc)
     if (fit.capacity <= 0) {
         line = tr("Needs %1 on the GPU (no GPU selected)").arg(bytes(fit.needed));
         color = Qt::black;
+    } else if (fit.fits && fit.atCapacity) {
+        line = tr("Fits on %1 (%2) at capacity: the cache fills the card").arg(gpu, bytes(fit.capacity));
     } else if (fit.fits) {
         line = tr("Fits on %1 (%2) with %3 headroom").arg(gpu, bytes(fit.capacity), bytes(fit.headroom));
     } else {

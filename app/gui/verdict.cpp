@@ -73,6 +73,14 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
     const size_t gpus = report.cluster.gpus.size();
     if (gpus > 1) {
         const int heaviest = report.cluster.heaviest;
+        if (fit.fits && fit.atCapacity)
+            //: %1 number of GPUs, %2 GPU, %3 largest global batch that fits; at capacity PyTorch gives its cache back
+            //: and retries when an allocation fails, so the cache fills the card and no headroom is left
+            return VerdictBanner::tr("Fits on %1 \u00d7 %2 at capacity \u2014 the cache fills the card, given back and "
+                                     "retried when an allocation fails, max global batch %3")
+                .arg(gpus)
+                .arg(gpu)
+                .arg(fit.maxBatch);
         if (fit.fits)
             //: %1 number of GPUs, %2 GPU, %3 index of the most loaded GPU, %4 free bytes left on it, %5 largest global
             //: batch that fits
@@ -90,6 +98,13 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
             .arg(heaviest)
             .arg(bytesText(fit.needed, units));
     }
+    if (fit.fits && fit.atCapacity)
+        //: %1 GPU, %2 largest batch that fits; at capacity PyTorch gives its cache back and retries when an
+        //: allocation fails, so the cache fills the card and no headroom is left
+        return VerdictBanner::tr("Fits on %1 at capacity \u2014 the cache fills the card, given back and retried when "
+                                 "an allocation fails, max batch %2")
+            .arg(gpu)
+            .arg(fit.maxBatch);
     if (fit.fits && fit.maxBatch == headroom::kUnknownMax)
         //: %1 GPU, %2 free bytes left; no largest batch: the need stays under capacity up to the search limit
         return VerdictBanner::tr("Fits on %1 \u2014 %2 headroom").arg(gpu, bytesText(fit.headroom, units));

@@ -219,14 +219,22 @@ check "no keys for the defaults" bash -c "! grep -q -e transformers_fp32_logits 
 check "table names both" expect_exit 0 "$l27" "${aarun[@]}" --transformers-version 4.38 --loop custom
 check "table: Config line" grep -q "transformers < 4.46, custom loop" "$tmp/out"
 # Answer.AI's Mistral-7B v0.2 at 24,576 tokens ran on two 4090s, reserving each to its capacity (22.54 GiB):
-# "fits", and the per-GPU line says what the allocator holds once it gives its cache back
+# "fits" at capacity, and the per-GPU line says what the allocator holds: the card less the CUDA context
 mis="$data/external/mistral-community--Mistral-7B-v0.2.json"
 check "mistral 24k: exits 0" expect_exit 0 "$mis" --batch 2 --set seq=24576 --dtype bf16 --optimizer adamw \
   --grad-checkpoint layers --gpus 2 --strategy fsdp --offload --gpu "RTX 4090" --quant nf4 --double-quant \
   --no-kbit-prep --bnb-version 0.43.0 --transformers-version 4.38.2 --loop custom \
   --lora r=64,alpha=16,dropout=0.1,dtype=bf16,targets=q_proj,k_proj,v_proj,up_proj,down_proj,gate_proj
-check "mistral 24k: fits" grep -q "^Fits on GeForce RTX 4090" "$tmp/out"
-check "mistral 24k: at capacity" grep -q "at capacity: the allocator gives its cache back and retries, holding" "$tmp/out"
+check "mistral 24k: fits" grep -q "^Fits on GeForce RTX 4090 24 GB (23.6 GiB) at capacity - its cache fills the card" "$tmp/out"
+check "mistral 24k: at capacity" grep -q "at capacity: the allocator gives its cache back and retries, holding 23.1 GiB" "$tmp/out"
+check "mistral 24k: json" expect_exit 0 "$mis" --batch 2 --set seq=24576 --dtype bf16 --optimizer adamw \
+  --grad-checkpoint layers --gpus 2 --strategy fsdp --offload --gpu "RTX 4090" --quant nf4 --double-quant \
+  --no-kbit-prep --bnb-version 0.43.0 --transformers-version 4.38.2 --loop custom --json \
+  --lora r=64,alpha=16,dropout=0.1,dtype=bf16,targets=q_proj,k_proj,v_proj,up_proj,down_proj,gate_proj
+check "mistral 24k: reserved within 5 % of the run's" within \
+  "$(python3 -c "import json;print(json.load(open('$tmp/out'))['gpus'][0]['reserved_at_capacity'])")" \
+  "$(python3 -c "print(22.54 * 2**30)")" -5 5
+check "mistral 24k: json says at capacity" grep -q '"at_capacity": true' "$tmp/out"
 check "bad transformers version: usage" expect_exit 2 "$l27" --transformers-version four
 check "bad transformers version: one line" one_line_naming "--transformers-version: expected a transformers version such as 4.38.2, got 'four'"
 check "bad loop: usage" expect_exit 2 "$l27" --loop accelerate

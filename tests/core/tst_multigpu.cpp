@@ -529,7 +529,10 @@ private slots:
         QVERIFY(h.reservedAtCapacity > 0);
         QVERIFY(h.reservedAtCapacity >= h.peak);
         QVERIFY(h.reservedAtCapacity + c.gpu.context <= c.gpu.capacity);
+        // it gives its cache back, retries and grows again: over a run it holds the card (atCapacityReserved)
+        QCOMPARE(h.reservedAtCapacity, c.gpu.capacity - c.gpu.context - c.marginBytes);
         QCOMPARE(h.needed, h.reservedAtCapacity + c.gpu.context);
+        QVERIFY(computeClusterFit(plan, c, evaluate(plan, c), at, 1).atCapacity);
         QCOMPARE(h.reservedPeak, g.reservedPeak); // the unconstrained figure stays
         QVERIFY(computeClusterFit(plan, c, evaluate(plan, c), at, 1).fits);
 

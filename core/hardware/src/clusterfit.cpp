@@ -77,8 +77,10 @@ Fit computeClusterFit(const EnginePlan& plan, const Config& config, const Evalua
         f.capacity = config.gpu.capacity;
         // Not the single-GPU evaluation: that one holds the whole global batch on one device.
         f.needed = 0;
-        for (const GpuShare& g : cluster.gpus)
+        for (const GpuShare& g : cluster.gpus) {
             f.needed = std::max(f.needed, g.needed);
+            f.atCapacity = f.atCapacity || g.reservedAtCapacity > 0;
+        }
         f.fits = f.capacity > 0 && f.needed + config.marginBytes <= f.capacity;
         f.fitsSafely = f.fits; // the safety margin is the single-GPU replay's (docs/ACCURACY.md)
         f.headroom = f.capacity - f.needed;

@@ -567,13 +567,13 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
     const int64_t used = config.allocator == AllocatorMode::Exact ? g.peak : g.reservedPeak;
     g.needed = used + ev.memory.context + ev.memory.workspace;
     // As on one GPU (maxbatch.cpp fitFrom): at capacity PyTorch frees its cached unused segments and retries
-    // before it raises out-of-memory, so a need above the capacity is the default pool's replay under what the
-    // side pools leave (they hold their blocks from the first backward on and are never given back).
+    // before it raises out-of-memory, so whether a need above the capacity fits is the default pool's replay
+    // under what the side pools leave (they hold their blocks from the first backward on and are never given
+    // back). What the GPU then holds is the card, not that replay's high-water mark (reservedAtCapacity).
     if (config.allocator != AllocatorMode::Exact && config.gpu.capacity > 0 &&
         g.needed + config.marginBytes > config.gpu.capacity) {
-        const CapacityReplay r = replayUnderCapacity(d.events, config, g.sideReserved);
-        if (r.fits) {
-            g.reservedAtCapacity = r.reservedPeak + g.sideReserved;
+        if (replayUnderCapacity(d.events, config, g.sideReserved).fits) {
+            g.reservedAtCapacity = atCapacityReserved(config);
             // The verdict keeps the safety margin free, as one GPU's does (maxbatch.cpp replayFitsSafely: the
             // allocator model's placement error at capacity, docs/ACCURACY.md "Safe max batch"); without it the
             // need stays the unconstrained one and the GPU reads "does not fit".

@@ -19,6 +19,17 @@ int64_t neededBytes(const Config& config, const Evaluation& evaluation)
 
 int64_t allocatorBudget(const Config& config) { return config.gpu.capacity - config.gpu.context - config.marginBytes; }
 
+// A step whose unconstrained need is above the budget grows its cache until a cudaMalloc fails, gives the
+// unused segments back, retries and grows again: every failure comes when the reserved bytes plus the request
+// no longer fit, so each cycle brings them back up to the budget, less the failing request. A run measures
+// many such steps (torch.cuda.max_memory_reserved after an epoch, as Answer.AI's train.py 4cd6923 prints it),
+// and its figure is the budget: one replay's high-water mark is only where its first failing request came, as
+// low as the budget less that request (Llama-2-7B LoRA, CPU offload, batch 10 on a 4090: the 2.4 GiB fp32
+// logits fail at 20.9 GiB). Measured: the four Answer.AI runs at capacity on 4090s reserved 22.38-22.69 GiB
+// where the card leaves the allocator 23.10 GiB, for unconstrained needs of 23.3-26.7 GiB (docs/ACCURACY.md
+// "Multi-GPU").
+int64_t atCapacityReserved(const Config& config) { return allocatorBudget(config); }
+
 // PyTorch raises OutOfMemoryError only when an allocation fails after the caching allocator has freed
 // every cached unused segment and retried (CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc:
 // get_free_block -> trigger_free_memory_callbacks -> alloc_block -> release_available_cached_blocks ->
@@ -287,9 +298,11 @@ Fit fitFrom(const EnginePlan& plan, const Config& config, const Evaluation& eval
                                                               config);
         f.fits = r.fits;
         // At capacity the allocator gives cached segments back instead of failing, so what the step then
-        // holds (plus what lives outside the allocator) can be less than the unconstrained need.
-        if (r.fits)
-            f.needed = std::min(f.needed, r.reservedPeak + config.gpu.context);
+        // holds (plus what lives outside the allocator) is the card, not the unconstrained need above it.
+        if (r.fits) {
+            f.needed = std::min(f.needed, atCapacityReserved(config) + config.gpu.context);
+            f.atCapacity = true;
+        }
     }
     f.headroom = f.capacity - f.needed;
     // The verdict keeps the safety margin free. No allocation is larger than the allocated peak, so a need

@@ -217,6 +217,8 @@ json fitJson(const Model& model, const Fit& fit)
     };
     if (fit.maxBatch == kUnknownMax)
         j["max_batch"] = nullptr;
+    if (fit.atCapacity) // only there, so that the other outputs stay as they were
+        j["at_capacity"] = true;
     if (fit.sizesUnknown) {
         j["fits"] = nullptr;
         j["headroom"] = nullptr;

@@ -22,10 +22,11 @@ struct GpuShare
     int64_t sideReserved = 0;  // other streams' pools, part of reservedPeak (FSDP: fsdp_units.cpp)
     // Added by the multi-GPU model:
     int64_t needed = 0; // peak (Exact) or reservedPeak, + context + workspace: what must fit
-    // Where reservedPeak + context + workspace is above the capacity: what the allocator holds when, at capacity,
-    // it gives its cached segments back and retries (the step's replay under capacity, workspace and side pools
-    // included); `needed` is this + context where the step also fits with the safety margin kept free (else it
-    // stays the unconstrained need: "does not fit"). 0: not at capacity, or the step does not fit even so.
+    // Where reservedPeak + context + workspace is above the capacity and the step's replay under capacity fits:
+    // what the allocator holds when, at capacity, it gives its cached segments back, retries and grows again,
+    // i.e. what the card leaves it (atCapacityReserved, workspace and side pools included); `needed` is this +
+    // context where the step also fits with the safety margin kept free (else it stays the unconstrained need:
+    // "does not fit"). 0: not at capacity, or the step does not fit even so.
     int64_t reservedAtCapacity = 0;
     int64_t lossBytes = 0; // loss-side tensors live at this GPU's peak (part of `activations`)
 };

@@ -172,6 +172,9 @@ struct Fit
     int64_t needed = 0;
     bool fits = false;
     int64_t headroom = 0; // capacity - needed (negative when it does not fit)
+    // The step fits only because PyTorch gives its cache back and retries at capacity (maxbatch.cpp
+    // atCapacityReserved): its cache then fills the card, so `headroom` is the margin alone.
+    bool atCapacity = false;
     int64_t maxBatch =
         0; // largest batch that fits with the safety margin (0: not even batch 1; kUnknownMax: cannot tell)
     // With and without the safety margin (docs/ACCURACY.md "Safe max batch"): `fits` is the model's own
@@ -223,6 +226,8 @@ struct CapacityReplay
     int64_t retries = 0;      // allocations answered by releasing cached segments
 };
 int64_t allocatorBudget(const Config& config);
+// What a step that fits only at capacity holds reserved: the allocator budget (maxbatch.cpp says why).
+int64_t atCapacityReserved(const Config& config);
 // `reserve`: bytes the replay may not use on top of the margin (the safety margin below).
 CapacityReplay replayUnderCapacity(const std::vector<AllocEvent>& events, const Config& config, int64_t reserve = 0);
 bool fitsOnGpu(const EnginePlan& plan, const Config& config);
