@@ -53,6 +53,27 @@ private slots:
                                      << "L4 24 GB";
         QTest::newRow("l40s") << "NVIDIA L40S"
                               << "L40S 48 GB";
+        // workstation boards, as nvidia-smi names them and as users shorten them
+        QTest::newRow("smi-a6000") << "NVIDIA RTX A6000"
+                                   << "RTX A6000 48 GB";
+        QTest::newRow("a5000") << "a5000"
+                               << "RTX A5000 24 GB";
+        QTest::newRow("a4000") << "RTX A4000"
+                               << "RTX A4000 16 GB";
+        QTest::newRow("smi-6000-ada") << "NVIDIA RTX 6000 Ada Generation"
+                                      << "RTX 6000 Ada 48 GB";
+        QTest::newRow("smi-quadro-8000") << "Quadro RTX 8000"
+                                         << "Quadro RTX 8000 48 GB";
+        QTest::newRow("smi-a30") << "NVIDIA A30"
+                                 << "A30 24 GB";
+        QTest::newRow("smi-5090") << "NVIDIA GeForce RTX 5090"
+                                  << "GeForce RTX 5090 32 GB";
+        QTest::newRow("3080") << "3080"
+                              << "GeForce RTX 3080 10 GB";
+        QTest::newRow("3080-ti-not-3080") << "RTX 3080 Ti"
+                                          << "";
+        QTest::newRow("4060") << "RTX 4060"
+                              << "GeForce RTX 4060 8 GB";
         // 94 GB: no preset holds it, so no 80 GB answer
         QTest::newRow("h100-nvl") << "NVIDIA H100 NVL"
                                   << "";
@@ -85,6 +106,10 @@ private slots:
         QTest::newRow("a10g") << "A10G" << 22.19;
         QTest::newRow("4090") << "4090" << 23.64;
         QTest::newRow("3090") << "3090" << 23.70;
+        QTest::newRow("a6000") << "RTX A6000" << 47.54;
+        QTest::newRow("a5000") << "RTX A5000" << 23.67;
+        QTest::newRow("6000-ada") << "RTX 6000 Ada" << 44.43;
+        QTest::newRow("5090") << "RTX 5090" << 31.37;
     }
     void capacities()
     {

@@ -61,6 +61,12 @@ const std::vector<GpuSpec>& gpuPresets()
         // "GPU 0 has a total capacity of 14.56 GiB" (Zheng-Chong/CatVTON#133, AlphaGPU/leetgpu-challenges#52;
         // older drivers printed 14.75 GiB).
         make("Tesla T4 16 GB", gib(14.56), 400 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacity of 7.75 GiB" (ESRSchao/EdgeRegNet#2, RTX 4060 8 GB); Ada's context.
+        make("GeForce RTX 4060 8 GB", gib(7.75), 450 * MiB, kOtherWorkspace),
+        // "9.78 GiB total capacity" (zai-org/CogVideo#34, RTX 3080 10 GB).
+        make("GeForce RTX 3080 10 GB", gib(9.78), 450 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacity of 15.61 GiB" (DengKaiCQ/VGGT-Long#6, RTX A4000 16 GB).
+        make("RTX A4000 16 GB", gib(15.61), 450 * MiB, kOtherWorkspace),
         // "15.78 GiB total capacity" (kchengiva/Shift-GCN#34, V100 16 GB).
         make("Tesla V100 16 GB", gib(15.78), 400 * MiB, kOtherWorkspace),
         // "31.74 GiB total capacity" (haotian-liu/LLaVA#812, V100 32 GB).
@@ -75,13 +81,27 @@ const std::vector<GpuSpec>& gpuPresets()
         // "GPU 0; 22.19 GiB total capacity" on AWS's ml.g5 instances (vllm-project/vllm#372), whose A10G is this
         // board (nvidia-smi 23,028 MiB, modal-labs/modal-client#2797: 306 MiB above, as the RTX 3090's gap).
         make("A10 24 GB", gib(22.19), 500 * MiB, kOtherWorkspace),
+        // "23.67 GiB total capacity" (Magicboomliu/Accelerator-Simple-Template#7, RTX A5000 24 GB; with ECC
+        // enabled the board reports less: --capacity).
+        make("RTX A5000 24 GB", gib(23.67), 500 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacty of 23.53 GiB" (google/RB-Modulation#5, A30 24 GB).
+        make("A30 24 GB", gib(23.53), 500 * MiB, kOtherWorkspace),
         // No PyTorch figure found: nvidia-smi's 23,034 MiB (modal-labs/modal-client#2797), less the gap above.
         make("L4 24 GB", fromSmi(23034), 550 * MiB, kOtherWorkspace),
         // "GPU 0 has a total capacity of 39.50 GiB" (TianheWu/CoSeR#10, A100 40 GB).
         make("A100 40 GB", gib(39.50), 550 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacity of 31.37 GiB" (Wan-Video/Wan2.1#465, RTX 5090 32 GB); context as Ada's.
+        make("GeForce RTX 5090 32 GB", gib(31.37), 550 * MiB, kOtherWorkspace),
         // "total_gpu_memory (44.42GiB)", vLLM's torch.cuda.mem_get_info total on an L40S (vllm-project/vllm#15815;
         // tests/data/external/measured.jsonl vllm-15815-qwen2.5-32b-tp2-l40s); Ada's context, as the RTX 4090's.
         make("L40S 48 GB", gib(44.42), 550 * MiB, kOtherWorkspace),
+        // "GPU 0 has a total capacity of 44.43 GiB" (DINGYANB/MTVCrafter#21, RTX 6000 Ada, ECC on as shipped:
+        // nvidia-smi 46,068 MiB).
+        make("RTX 6000 Ada 48 GB", gib(44.43), 550 * MiB, kOtherWorkspace),
+        // "47.54 GiB total capacity" (vllm-project/vllm#1201, RTX A6000, ECC off: nvidia-smi 49,140 MiB).
+        make("RTX A6000 48 GB", gib(47.54), 500 * MiB, kOtherWorkspace),
+        // "47.46 GiB total capacity" (Victarry/stable-dreambooth#8, Quadro RTX 8000 48 GB); Turing's context.
+        make("Quadro RTX 8000 48 GB", gib(47.46), 400 * MiB, kOtherWorkspace),
         // "79.25 GiB total capacity" (levihsu/OOTDiffusion#235, A100 80 GB).
         make("A100 80 GB", gib(79.25), 550 * MiB, kOtherWorkspace),
         // Measured (tests/data/gpu/README.md): cudaMemGetInfo total 85,017,493,504 B = 79.18 GiB on an H100
@@ -105,12 +125,14 @@ std::optional<GpuSpec> findGpu(std::string_view name)
         if (squash(g.name) == want)
             return g;
     // As nvidia-smi and torch.cuda.get_device_name() print them: "NVIDIA GeForce RTX 4090", "NVIDIA A10G".
-    for (const char* vendor : {"nvidia", "geforce", "tesla"})
+    for (const char* vendor : {"nvidia", "geforce", "tesla", "quadro"})
         if (want.rfind(vendor, 0) == 0 && want.size() > std::string_view(vendor).size())
             return findGpu(want.substr(std::string_view(vendor).size()));
     // Form factor and memory type, as in "H100 80GB HBM3", "A100-SXM4-80GB", "H100 PCIe": the presets are by
     // memory size. (Not "NVL": the H100 NVL has 94 GB, which no preset holds.)
-    for (const char* part : {"sxm5", "sxm4", "sxm3", "sxm2", "sxm", "pcie", "hbm3e", "hbm3", "hbm2e", "hbm2"})
+    // "NVIDIA RTX 6000 Ada Generation": the generation word too.
+    for (const char* part :
+         {"sxm5", "sxm4", "sxm3", "sxm2", "sxm", "pcie", "hbm3e", "hbm3", "hbm2e", "hbm2", "generation"})
         if (const size_t at = want.find(part); at != std::string::npos && at > 0)
             return findGpu(want.substr(0, at) + want.substr(at + std::string_view(part).size()));
     // "V100 32GB": the memory size as the presets' keys below carry it, without the unit.
@@ -126,7 +148,7 @@ std::optional<GpuSpec> findGpu(std::string_view name)
     for (const GpuSpec& g : gpuPresets()) {
         std::string key = squash(g.name);
         // Strip vendor words and the "gb" suffix: "geforcertx409024gb" -> "rtx409024".
-        for (const char* w : {"geforce", "tesla"})
+        for (const char* w : {"geforce", "tesla", "quadro"})
             if (key.rfind(w, 0) == 0)
                 key.erase(0, std::string(w).size());
         if (key.size() > 2 && key.compare(key.size() - 2, 2, "gb") == 0)
