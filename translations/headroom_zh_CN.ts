@@ -2049,6 +2049,14 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <source>Hugging Face gradient_checkpointing_enable(): every decoder layer keeps only its input, and its activations are rebuilt during backward. Replaces the checkpoint segments above.</source>
         <translation>Hugging Face gradient_checkpointing_enable()：每个解码层只保留其输入，其激活在反向传播时重新计算。取代上面的检查点分段。</translation>
     </message>
+    <message>
+        <source>DoRA (magnitude and direction)</source>
+        <translation>DoRA（幅度与方向）</translation>
+    </message>
+    <message>
+        <source>LoraConfig(use_dora=True): a trained magnitude per output of each adapted layer. Its forward keeps the base layer&apos;s output and the adapter&apos;s for backward, about two activations more per adapted layer. Changing it reloads the model.</source>
+        <translation>LoraConfig(use_dora=True)：每个加了适配器的层的每个输出各有一个可训练的幅度。它的前向为反向传播保留基础层的输出和适配器的输出，每个适配层约多两个激活。更改它会重新加载模型。</translation>
+    </message>
 </context>
 <context>
     <name>gui::LayerTreeModel</name>

@@ -185,7 +185,7 @@ int run(int argc, char** argv)
         load.symbolValues.push_back(s);
     load.lora = config.finetune.lora;
     if (load.lora.r > 0)
-        for (const std::string& p : loraFreezePatterns())
+        for (const std::string& p : loraFreezePatterns(load.lora.dora))
             config.freeze.push_back(p);
     const Model model = loadModel(o.model, load);
     config.symbols = bindSymbols(model, o);

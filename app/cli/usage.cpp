@@ -32,9 +32,10 @@ Training set-up
   --accumulate S         gradient-accumulation steps (micro-batch = batch / S)
   --inplace              inplace activations (ReLU(inplace=True) & co.)
   --freeze PATTERN       freeze layers whose path matches (glob); repeatable; !PATTERN keeps them trainable
-  --lora r=R,alpha=A,dropout=P,dtype=fp32|bf16|fp16,targets=q_proj,v_proj|all-linear
+  --lora r=R,alpha=A,dropout=P,dtype=fp32|bf16|fp16,dora=true,targets=q_proj,v_proj|all-linear
                          LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type;
-                         dtype: the adapters', default fp32 as PEFT keeps them;
+                         dtype: the adapters', default fp32 as PEFT keeps them; dora=true: DoRA
+                         (use_dora), a trained magnitude per output and its forward's saved tensors;
                          target_parameters=mlp.experts.gate_up_proj,...: 3D experts, PEFT's ParamWrapper)
   --hot-expert-share F   MoE: the hottest expert's share of the tokens (default balanced, k/E)
   --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA; with --framework litgpt

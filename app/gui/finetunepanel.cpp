@@ -28,9 +28,9 @@ void selectData(QComboBox* box, const QVariant& data)
 FineTunePanel::FineTunePanel(QWidget* parent)
     : QGroupBox(tr("Fine-tuning"), parent), m_method(new QComboBox(this)), m_rank(new QSpinBox(this)),
       m_alpha(new QDoubleSpinBox(this)), m_dropout(new QDoubleSpinBox(this)), m_targets(new QLineEdit(this)),
-      m_adapterDtype(new QComboBox(this)), m_quant(new QComboBox(this)),
-      m_doubleQuant(new QCheckBox(tr("Double quantization"), this)), m_computeDtype(new QComboBox(this)),
-      m_kbitPrep(new QCheckBox(tr("Prepare for k-bit training"), this)),
+      m_adapterDtype(new QComboBox(this)), m_dora(new QCheckBox(tr("DoRA (magnitude and direction)"), this)),
+      m_quant(new QComboBox(this)), m_doubleQuant(new QCheckBox(tr("Double quantization"), this)),
+      m_computeDtype(new QComboBox(this)), m_kbitPrep(new QCheckBox(tr("Prepare for k-bit training"), this)),
       m_layerCheckpoint(new QCheckBox(tr("Checkpoint every decoder layer"), this)),
       m_peft(new QPushButton(tr("PEFT defaults"), this)), m_qlora(new QPushButton(tr("QLoRA paper"), this))
 {
@@ -76,6 +76,8 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     form->addRow(tr("Dropout:"), m_dropout);
     form->addRow(tr("Targets:"), m_targets);
     form->addRow(tr("Adapter weights:"), m_adapterDtype);
+    m_dora->setObjectName(QStringLiteral("dora"));
+    form->addRow(QString(), m_dora);
     form->addRow(tr("Quantization:"), m_quant);
     form->addRow(QString(), m_doubleQuant);
     form->addRow(tr("Compute dtype:"), m_computeDtype);
@@ -103,6 +105,9 @@ FineTunePanel::FineTunePanel(QWidget* parent)
                                   "also on a 16-bit model, where each adapted layer then makes an FP32 copy of its "
                                   "input for backward; BF16/FP16 adapters (autocast_adapter_dtype=False) need no "
                                   "copy. Changing it reloads the model."));
+    m_dora->setToolTip(tr("LoraConfig(use_dora=True): a trained magnitude per output of each adapted layer. Its "
+                          "forward keeps the base layer's output and the adapter's for backward, about two "
+                          "activations more per adapted layer. Changing it reloads the model."));
     m_quant->setToolTip(tr("bitsandbytes storage of the frozen linear layers: NF4/FP4 about half a byte per weight "
                            "plus a scale per 64 weights; INT8 one byte per weight plus a scale per row."));
     m_doubleQuant->setToolTip(tr("Quantize the 4-bit scales too: about 0.52 instead of 0.56 bytes per weight."));
@@ -114,8 +119,8 @@ FineTunePanel::FineTunePanel(QWidget* parent)
                                      "its input, and its activations are rebuilt during backward. Replaces the "
                                      "checkpoint segments above."));
     for (QWidget* w :
-         std::initializer_list<QWidget*>{m_method, m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_quant,
-                                         m_doubleQuant, m_computeDtype, m_kbitPrep, m_layerCheckpoint})
+         std::initializer_list<QWidget*>{m_method, m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_dora,
+                                         m_quant, m_doubleQuant, m_computeDtype, m_kbitPrep, m_layerCheckpoint})
         w->setWhatsThis(w->toolTip());
 
     connect(m_method, &QComboBox::currentIndexChanged, this, [this] {
@@ -133,7 +138,7 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     });
     connect(m_computeDtype, &QComboBox::currentIndexChanged, this, &FineTunePanel::emitChanged);
     connect(m_adapterDtype, &QComboBox::currentIndexChanged, this, &FineTunePanel::emitChanged);
-    for (QCheckBox* box : {m_doubleQuant, m_kbitPrep, m_layerCheckpoint})
+    for (QCheckBox* box : {m_dora, m_doubleQuant, m_kbitPrep, m_layerCheckpoint})
         connect(box, &QCheckBox::toggled, this, &FineTunePanel::emitChanged);
     connect(m_peft, &QPushButton::clicked, this, &FineTunePanel::applyPeftDefaults);
     connect(m_qlora, &QPushButton::clicked, this, &FineTunePanel::applyQLoraPaper);
@@ -149,7 +154,7 @@ void FineTunePanel::updateEnabled()
     const Method m = method();
     const bool lora = m != Method::Full;
     const bool quant = m == Method::QLoRA;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_dora})
         w->setEnabled(lora);
     m_quant->setEnabled(quant);
     m_kbitPrep->setEnabled(quant);
@@ -178,6 +183,7 @@ headroom::FineTune FineTunePanel::fineTune() const
     for (const QString& t : m_targets->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
         f.lora.targets.push_back(t.toStdString());
     f.lora.dtype = m_adapterDtype->currentData().toString().toStdString();
+    f.lora.dora = m_dora->isChecked();
     if (m == Method::QLoRA) {
         f.quant = static_cast<headroom::Quant>(m_quant->currentData().toInt());
         f.kbitPrep = m_kbitPrep->isChecked();
@@ -201,6 +207,7 @@ void FineTunePanel::applyPeftDefaults()
     m_dropout->setValue(0);
     m_targets->clear();
     selectData(m_adapterDtype, QStringLiteral("fp32"));
+    m_dora->setChecked(false);
     m_quiet = false;
     emit changed();
 }
@@ -215,6 +222,7 @@ void FineTunePanel::resetToDefaults()
     m_dropout->setValue(0);
     m_targets->clear();
     selectData(m_adapterDtype, QStringLiteral("fp32"));
+    m_dora->setChecked(false);
     m_doubleQuant->setChecked(d.doubleQuant);
     selectData(m_computeDtype, qs(d.computeDtype));
     m_kbitPrep->setChecked(d.kbitPrep);
@@ -268,6 +276,7 @@ void FineTunePanel::saveSettings(QSettings& s) const
     s.setValue(QStringLiteral("dropout"), m_dropout->value());
     s.setValue(QStringLiteral("targets"), m_targets->text());
     s.setValue(QStringLiteral("adapterDtype"), m_adapterDtype->currentData().toString());
+    s.setValue(QStringLiteral("dora"), m_dora->isChecked());
     s.setValue(QStringLiteral("quant"),
                qs(headroom::toString(static_cast<headroom::Quant>(m_quant->currentData().toInt()))));
     s.setValue(QStringLiteral("doubleQuant"), m_doubleQuant->isChecked());
@@ -289,6 +298,7 @@ void FineTunePanel::restoreSettings(QSettings& s)
     m_dropout->setValue(s.value(QStringLiteral("dropout"), 0.0).toDouble());
     m_targets->setText(s.value(QStringLiteral("targets")).toString());
     selectData(m_adapterDtype, s.value(QStringLiteral("adapterDtype"), QStringLiteral("fp32")));
+    m_dora->setChecked(s.value(QStringLiteral("dora"), false).toBool());
     if (auto q = headroom::parseQuant(s.value(QStringLiteral("quant")).toString().toStdString());
         q && *q != headroom::Quant::None)
         selectData(m_quant, static_cast<int>(*q));

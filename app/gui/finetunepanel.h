@@ -67,6 +67,7 @@ private:
     QDoubleSpinBox* m_dropout;
     QLineEdit* m_targets;
     QComboBox* m_adapterDtype;
+    QCheckBox* m_dora;
     QComboBox* m_quant;
     QCheckBox* m_doubleQuant;
     QComboBox* m_computeDtype;

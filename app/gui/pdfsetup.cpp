@@ -116,6 +116,8 @@ QString PdfReport::cliEquivalent() const
             QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
         if (ft.lora.dtype != "fp32")
             spec += QStringLiteral(",dtype=") + qs(ft.lora.dtype);
+        if (ft.lora.dora)
+            spec += QStringLiteral(",dora=true");
         QStringList t;
         for (const std::string& x : ft.lora.targets)
             t << qs(x);
@@ -131,7 +133,7 @@ QString PdfReport::cliEquivalent() const
         s += QStringLiteral(" --grad-checkpoint layers");
     if (c.offloadActivations)
         s += QStringLiteral(" --offload-activations");
-    const std::vector<std::string> loraFreeze = headroom::loraFreezePatterns();
+    const std::vector<std::string> loraFreeze = headroom::loraFreezePatterns(ft.lora.dora);
     for (const std::string& p : c.freeze)
         if (ft.lora.r == 0 || std::find(loraFreeze.begin(), loraFreeze.end(), p) == loraFreeze.end())
             s += QStringLiteral(" --freeze '%1'").arg(qs(p));

@@ -71,7 +71,7 @@ Report cliReport(const FineTune& ft, DtypePolicy dtype, Optimizer optimizer, Mod
     c.optimizer = optimizer;
     c.gpu = *findGpu("RTX 4090");
     if (ft.lora.r > 0)
-        for (const std::string& p : loraFreezePatterns())
+        for (const std::string& p : loraFreezePatterns(ft.lora.dora))
             c.freeze.push_back(p);
     c.symbols.resize(model.symbols.size(), 1);
     for (size_t i = 0; i < model.symbols.size(); ++i)
@@ -302,6 +302,49 @@ private slots:
         QVERIFY2(!cli.fit.fits, "the CLI says LoRA bf16 without checkpointing does not fit an RTX 4090");
         compare(w, cli, cliModel);
         QVERIFY(!w.verdict()->fits());
+        // DoRA on the same adapters (--lora ...,dora=true): the model is rebuilt with the magnitude vectors, and
+        // the window's figures are the CLI's again, with more trainable parameters and more memory.
+        controls->fineTunePanel()->layerCheckpointBox()->setChecked(true);
+        QVERIFY(waitForReport(w));
+        QVERIFY(waitForModel(
+            w, [&] { controls->fineTunePanel()->findChild<QCheckBox*>(QStringLiteral("dora"))->setChecked(true); }));
+        QVERIFY(waitForReport(w));
+        lora.layerCheckpoint = true;
+        const Report plain = cliReport(lora, DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
+        lora.lora.dora = true;
+        cli = cliReport(lora, DtypePolicy::BF16, Optimizer::PagedAdamW, cliModel);
+        compare(w, cli, cliModel);
+        QVERIFY(w.session()->config().finetune.lora.dora);
+        QVERIFY(cli.evaluation.memory.peak > plain.evaluation.memory.peak);
+    }
+
+    // The DoRA box is --lora dora=true: off by default and after the recipes, for adapters only, kept across a
+    // restart.
+    void doraBox()
+    {
+        QSettings s;
+        {
+            FineTunePanel panel;
+            auto* box = panel.findChild<QCheckBox*>(QStringLiteral("dora"));
+            QVERIFY(box);
+            QVERIFY(!box->isEnabled()); // full fine-tuning: no adapters
+            panel.setMethod(FineTunePanel::Method::LoRA);
+            QVERIFY(box->isEnabled());
+            QVERIFY(!panel.fineTune().lora.dora);
+            QSignalSpy changed(&panel, &FineTunePanel::changed);
+            box->setChecked(true);
+            QCOMPARE(changed.size(), 1);
+            QVERIFY(panel.fineTune().lora.dora);
+            panel.saveSettings(s);
+        }
+        FineTunePanel restored;
+        restored.restoreSettings(s);
+        QVERIFY(restored.fineTune().lora.dora);
+        restored.setMethod(FineTunePanel::Method::Full);
+        QVERIFY(!restored.fineTune().lora.dora); // no adapters, no DoRA
+        restored.peftButton()->click();
+        QVERIFY(!restored.fineTune().lora.dora);
+        s.remove(QStringLiteral("finetune"));
     }
 
     void adaptersThatDoNotApply()

@@ -57,6 +57,16 @@ check "bad lora spec is usage" expect_exit 2 "$cfg" --lora r=0
 check "bf16 adapters exit 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --dtype bf16 --lora r=8,dtype=bf16,targets=q_proj,v_proj --json
 check "bf16 adapters in the finetune block" json_field adapter_dtype '"bf16"'
 check "bad adapter dtype is usage" expect_exit 2 "$cfg" --lora r=8,dtype=int8
+# DoRA (use_dora=True): a magnitude per output of each adapted Linear trains with the adapters: 12 x (768 + 256)
+check "dora exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --lora r=8,alpha=16,dora=true,targets=q_proj,v_proj --json
+check "dora trainable params" json_field trainable_params 258048
+check "dora in the finetune block" json_field dora true
+check "dora keeps more than lora" bash -c "s=\$(grep -o '\"activations_saved\": [0-9]*' '$tmp/out' | grep -o '[0-9]*$'); \
+  '$cli' '$cfg' --batch 2 --set seq=64 --lora r=8,alpha=16,targets=q_proj,v_proj --json > '$tmp/plain'; \
+  p=\$(grep -o '\"activations_saved\": [0-9]*' '$tmp/plain' | grep -o '[0-9]*$'); [ \"\$s\" -gt \"\$p\" ]"
+check "no dora key without it" bash -c "! grep -q '\"dora\"' '$tmp/plain'"
+check "bad dora value is usage" expect_exit 2 "$cfg" --lora r=8,dora=maybe
+check "bad dora value: one line" one_line_naming "dora=maybe: expected true or false"
 check "quant without lora is usage" expect_exit 2 "$cfg" --quant nf4
 check "bad quant is usage" expect_exit 2 "$cfg" --quant nf3 --lora r=8
 check "no matching target exits 1" expect_exit 1 "$cfg" --lora r=8,targets=c_attn

@@ -242,6 +242,49 @@ private slots:
         QVERIFY2(std::abs(ep) <= 10.0, qPrintable(QString("peak %1 %").arg(ep, 0, 'f', 2)));
     }
 
+    // DoRA (use_dora=True) against PyTorch's autograd on the same tiny Llama (tests/data/lora/make_dora.py,
+    // dora_truth.json): what DoRA keeps beyond LoRA on the same adapters (each adapted Linear's base output and
+    // lora_B's output, for the magnitude's gradient), and the magnitude vectors as trainable parameters.
+    void doraAgainstTruth_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<int>("point");
+        for (const char* c : {"r8_attn", "r16_all", "r8_attn_p0.05"})
+            for (int i = 0; i < 2; ++i)
+                QTest::newRow(qPrintable(QString("%1 #%2").arg(c).arg(i))) << QString(c) << i;
+    }
+    void doraAgainstTruth()
+    {
+        QFETCH(QString, config);
+        QFETCH(int, point);
+        static const nlohmann::json dora = [] {
+            std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/lora/dora_truth.json");
+            return nlohmann::json::parse(in);
+        }();
+        const nlohmann::json& c = dora["configs"][config.toStdString()];
+        const nlohmann::json& p = c["points"][point];
+        LoraSpec spec{c["spec"]["r"].get<int>(), c["spec"]["alpha"].get<double>(), c["spec"]["dropout"].get<double>(),
+                      c["spec"]["targets"].get<std::vector<std::string>>()};
+        int64_t saved[2] = {0, 0}, trainable[2] = {0, 0};
+        for (int d = 0; d < 2; ++d) {
+            spec.dora = d == 1;
+            LoadOptions o;
+            o.lora = spec;
+            const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+            Config cfg = configFor(m, spec, p["batch"].get<int64_t>(), p["seq"].get<int64_t>());
+            cfg.freeze = loraFreezePatterns(spec.dora);
+            saved[d] = evaluate(m, cfg).memory.activationsSaved;
+            trainable[d] = countParams(m, cfg).trainable;
+        }
+        const int64_t want = p["dora_minus_lora"].get<int64_t>();
+        const double err = errPct(saved[1] - saved[0], want);
+        qInfo("%s: DoRA - LoRA saved %lld vs %lld (%+.2f %%)", qPrintable(QTest::currentDataTag()),
+              static_cast<long long>(saved[1] - saved[0]), static_cast<long long>(want), err);
+        // the [out]-sized scales autograd also keeps (magnitude / norm, and less one) are weight-side here
+        QVERIFY2(std::abs(err) <= 1.0, qPrintable(QString("DoRA - LoRA saved %1 %").arg(err, 0, 'f', 2)));
+        QCOMPARE(trainable[1] - trainable[0], p["magnitude_params"].get<int64_t>());
+    }
+
     // What the adapters themselves keep, by hand (README "What the measurements show"): each wrapped Linear
     // keeps its input once per distinct input (q and v share it) and lora_A's output N x r; the frozen base
     // keeps nothing.
@@ -525,9 +568,9 @@ private slots:
         QTest::newRow("bad dropout") << "dropout=1"
                                      << "dropout must lie in [0, 1)";
         QTest::newRow("unknown key") << "rank=8"
-                                     << "unknown key 'rank' (r, alpha, dropout, dtype, targets)";
+                                     << "unknown key 'rank' (r, alpha, dropout, dtype, dora, targets)";
         QTest::newRow("unknown non-numeric key") << "init=gaussian"
-                                                 << "unknown key 'init' (r, alpha, dropout, dtype, targets)";
+                                                 << "unknown key 'init' (r, alpha, dropout, dtype, dora, targets)";
         QTest::newRow("bad alpha") << "alpha=big"
                                    << "'alpha' needs a number, got 'big'";
         QTest::newRow("bad adapter dtype") << "r=8,dtype=int8"

@@ -91,6 +91,13 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
                 spec.dtype = "fp16";
             else
                 return "dtype=" + std::string(val) + ": expected fp32, bf16 or fp16";
+        } else if (key == "dora" || key == "use_dora") {
+            if (val == "1" || val == "true" || val == "True")
+                spec.dora = true;
+            else if (val == "0" || val == "false" || val == "False")
+                spec.dora = false;
+            else
+                return std::string(key) + "=" + std::string(val) + ": expected true or false";
         } else if (key == "r" || key == "alpha" || key == "dropout") {
             const auto v = number(val);
             if (!v)
@@ -107,21 +114,26 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
                 spec.dropout = *v;
             }
         } else {
-            return "unknown key '" + std::string(key) + "' (r, alpha, dropout, dtype, targets)";
+            return "unknown key '" + std::string(key) + "' (r, alpha, dropout, dtype, dora, targets)";
         }
         if (comma == std::string_view::npos)
             break;
         p = comma + 1;
     }
+    if (spec.dora && !spec.parameters.empty())
+        return std::string("dora cannot take target_parameters (PEFT's ParamWrapper has no DoRA)");
     out = spec;
     return std::nullopt;
 }
 
 int loraAdapterBytes(const LoraSpec& spec) noexcept { return spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4; }
 
-std::vector<std::string> loraFreezePatterns()
+std::vector<std::string> loraFreezePatterns(bool dora)
 {
-    // PEFT's mark_only_lora_as_trainable (bias="none"): every base parameter frozen, lora_A/lora_B trained
+    // PEFT's mark_only_lora_as_trainable (bias="none"): every base parameter frozen, every "lora_" one trained:
+    // lora_A/lora_B, and DoRA's lora_magnitude_vector
+    if (dora)
+        return {"*", "!*lora_A*", "!*lora_B*", "!*lora_magnitude_vector*"};
     return {"*", "!*lora_A*", "!*lora_B*"};
 }
 

@@ -54,6 +54,10 @@ Use useOf(const Model& m, const Node& n, size_t slot, int64_t numel, const std::
           const std::vector<char>& fromData, const Tensor& self, bool isConstantNode)
 {
     const std::string_view op = n.op;
+    // DoRA's magnitude (PEFT's lora_magnitude_vector) meets the activations only through magnitude / ||W + dW||,
+    // a quotient of stored tensors, which the rules below cannot tell from a constant: it is trained
+    if (std::string_view(self.name).find(".lora_magnitude_vector.") != std::string_view::npos)
+        return Use::Weight;
     if (op == "Conv" || op == "ConvTranspose")
         return slot >= 1 ? Use::Weight : Use::None;
     if (op == "GroupedMatMul") // MoE experts (import/src/hf_moe.h): [E, K, N] weights and [E, N] biases

@@ -5,6 +5,15 @@
 // the rest: the frozen base MatMul saves nothing (derivatives.yaml mm: self is saved only when mat2
 // requires grad), lora_A saves its input (or the dropout output, plus the 1-byte mask), lora_B saves
 // lora_A's output, the scaling Mul by a Python float saves no tensor.
+// DoRA (use_dora=True; peft/tuners/lora/dora.py DoraLinearLayer.forward, variants.py DoraLinearVariant, at
+// f650b08 and 5d602fd alike): the adapter's term is replaced by
+//   weight_norm = ||W + scaling * lora_B(lora_A(eye)).T||_row, detached; mag_norm_scale = magnitude / weight_norm
+//   result = base(x) + (mag_norm_scale - 1) * base_result + mag_norm_scale * lora_B(lora_A(x)) * scaling
+// base_result is base(x) itself without dropout, else F.linear(dropout(x), W) again. The two products each keep
+// their activation for magnitude's gradient (mul saves other when self requires grad): the base output and
+// lora_B's output, in their own dtypes (the adapters' one for lora_B's). The weight norm is input-independent
+// and [out]-sized (a ReduceL2 of W here: static, nothing saved); its in x in and out x in transients are not
+// counted.
 #include "lora_graph.h"
 
 #include "headroom/base/error.h"
@@ -161,6 +170,53 @@ std::vector<std::string> resolveTargets(const onnx::ModelProto& model, const Lor
     return targets;
 }
 
+// DoRA's term for one adapted Linear (see the top of the file): returns (m / ||W + dW|| - 1) * base_result +
+// (m / ||W + dW||) * lora_result * scaling. `add` and `scalar` are applyLora's node and constant makers.
+struct DoraSite
+{
+    std::string module; // "model.layers.0.self_attn.q_proj"
+    int64_t outDim = 0;
+    std::string scope;  // the base MatMul's scope
+    std::string weight; // the base MatMul's second input (W as [in, out])
+};
+template <class Add, class Scalar>
+std::string doraTerm(onnx::GraphProto& g, Add& add, Scalar& scalar, int& consts, int64_t opset, const LoraSpec& spec,
+                     const DoraSite& site, const std::string& x, const std::string& baseOut, const std::string& lora)
+{
+    const std::string mag = site.module + ".lora_magnitude_vector.default.weight";
+    stored(&g, mag, {site.outDim});
+    const std::string dora = site.scope + "/lora_magnitude_vector/default";
+    // the nodes that read W stay in the base Linear's scope: a consumer's path is one of the names the freeze
+    // patterns match (engine_plan.cpp frozenBy), and "!*lora_magnitude_vector*" must not free W
+    onnx::NodeProto* norm = add("ReduceL2", site.scope + "/weight_norm/ReduceL2", {site.weight});
+    auto* keep = norm->add_attribute();
+    keep->set_name("keepdims");
+    keep->set_type(onnx::AttributeProto::INT);
+    keep->set_i(0);
+    if (opset >= 18) {
+        onnx::TensorProto* axes = g.add_initializer();
+        axes->set_name("lora_const_" + std::to_string(consts++));
+        axes->set_data_type(onnx::TensorProto::INT64);
+        axes->add_dims(1);
+        axes->add_int64_data(0);
+        norm->add_input(axes->name());
+    } else {
+        auto* axes = norm->add_attribute();
+        axes->set_name("axes");
+        axes->set_type(onnx::AttributeProto::INTS);
+        axes->add_ints(0);
+    }
+    const std::string scale = add("Div", dora + "/Div", {mag, norm->output(0)})->output(0);
+    std::string baseResult = baseOut;
+    if (spec.dropout > 0) // base_result = None: F.linear(dropout(x), W) again
+        baseResult = add("MatMul", site.scope + "/dora_base/MatMul", {x, site.weight})->output(0);
+    const std::string less = add("Sub", dora + "/Sub", {scale, scalar(1.0)})->output(0);
+    const std::string d1 = add("Mul", dora + "/Mul", {less, baseResult})->output(0);
+    const std::string d2 = add("Mul", dora + "/Mul_1", {scale, lora})->output(0);
+    const std::string d3 = add("Mul", site.scope + "/lora_scaling/Mul", {d2, scalar(spec.alpha / spec.r)})->output(0);
+    return add("Add", dora + "/Add", {d1, d3})->output(0);
+}
+
 } // namespace
 
 // Long on purpose: one pass in PEFT's own order (inject_adapter_in_model: resolve the targets, find the
@@ -169,6 +225,11 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
 {
     if (spec.r <= 0)
         return;
+    // ReduceL2 takes its axes as an input from opset 18, as an attribute before (DoRA's weight norm)
+    int64_t opset = 0;
+    for (const auto& o : model.opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx")
+            opset = o.version();
     if (!spec.parameters.empty()) {
         wrapParameters(model, spec, file);
         if (spec.targets.empty()) // target_parameters alone: PEFT's default target_modules are not added
@@ -297,7 +358,13 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
         const std::string b = add("MatMul", scope + "/lora_B/default/MatMul",
                                   {a, weight(l.module + ".lora_B.default.weight", spec.r, l.outDim)})
                                   ->output(0);
-        const std::string s = add("Mul", scope + "/lora_scaling/Mul", {b, scalar(spec.alpha / spec.r)})->output(0);
+        std::string s;
+        if (!spec.dora) {
+            s = add("Mul", scope + "/lora_scaling/Mul", {b, scalar(spec.alpha / spec.r)})->output(0);
+        } else {
+            s = doraTerm(*g, add, scalar, consts, opset, spec, {l.module, l.outDim, scope, base->input(1)}, x,
+                         y + "_lora_base", b);
+        }
         const std::string sum =
             add("Add", scope + "/lora_add/Add", {y + "_lora_base", cast("lora_cast_out", s)})->output(0);
         cast("lora_cast_result", sum);

@@ -31,7 +31,8 @@ namespace {
 
 bool isAdapterName(const std::string& name)
 {
-    return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
+    return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos ||
+           name.find(".lora_magnitude_vector.") != std::string::npos; // DoRA's, in the adapters' dtype
 }
 
 bool floatOrUnknown(const Tensor& t) { return isFloating(t.dtype) || t.dtype == DType::Undefined; }

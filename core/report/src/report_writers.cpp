@@ -184,28 +184,31 @@ json finetuneJson(const Model& model, const Report& report)
     const Config& c = report.config;
     const FineTuneSummary f = summarizeFineTune(model, c, report.evaluation);
     std::vector<std::string> targets = c.finetune.lora.targets;
-    return {{"method", f.method},
-            {"rank", c.finetune.lora.r},
-            {"alpha", c.finetune.lora.alpha},
-            {"dropout", c.finetune.lora.dropout},
-            {"targets", targets},
-            {"adapter_dtype", c.finetune.lora.dtype},
-            {"quantization", std::string(toString(c.finetune.quant))},
-            {"double_quant", c.finetune.doubleQuant},
-            {"compute_dtype", c.finetune.computeDtype},
-            // what the step applies: a training preparation, never in inference (kbitPrepApplies)
-            {"kbit_prep", c.finetune.kbitPrep && (c.finetune.quant == Quant::None || f.kbitPrep)},
-            {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
-            {"trainable_params", f.trainableParams},
-            {"adapter_params", f.adapterParams},
-            {"frozen_params", f.frozenParams},
-            {"frozen_bytes", f.frozenBytes},
-            {"adapter_bytes", f.adapterBytes},
-            {"adapter_gradient_bytes", f.adapterGradientBytes},
-            {"adapter_optimizer_bytes", f.adapterOptimizerBytes},
-            {"quantized_params", f.quantizedParams},
-            {"quantized_bytes", f.quantizedBytes},
-            {"transient_dequant_bytes", f.dequantTransientBytes}};
+    json j = {{"method", f.method},
+              {"rank", c.finetune.lora.r},
+              {"alpha", c.finetune.lora.alpha},
+              {"dropout", c.finetune.lora.dropout},
+              {"targets", targets},
+              {"adapter_dtype", c.finetune.lora.dtype},
+              {"quantization", std::string(toString(c.finetune.quant))},
+              {"double_quant", c.finetune.doubleQuant},
+              {"compute_dtype", c.finetune.computeDtype},
+              // what the step applies: a training preparation, never in inference (kbitPrepApplies)
+              {"kbit_prep", c.finetune.kbitPrep && (c.finetune.quant == Quant::None || f.kbitPrep)},
+              {"grad_checkpoint", c.finetune.layerCheckpoint ? "layers" : "off"},
+              {"trainable_params", f.trainableParams},
+              {"adapter_params", f.adapterParams},
+              {"frozen_params", f.frozenParams},
+              {"frozen_bytes", f.frozenBytes},
+              {"adapter_bytes", f.adapterBytes},
+              {"adapter_gradient_bytes", f.adapterGradientBytes},
+              {"adapter_optimizer_bytes", f.adapterOptimizerBytes},
+              {"quantized_params", f.quantizedParams},
+              {"quantized_bytes", f.quantizedBytes},
+              {"transient_dequant_bytes", f.dequantTransientBytes}};
+    if (c.finetune.lora.dora) // only there, so that the other outputs stay as they were
+        j["dora"] = true;
+    return j;
 }
 
 // The verdict; `null` where no number is honest (docs/DESIGN.md "Fit and max batch").

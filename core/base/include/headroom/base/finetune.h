@@ -20,6 +20,8 @@ struct LoraSpec
     // The adapters' dtype: "fp32" (PEFT >= 0.12, autocast_adapter_dtype=True), or "bf16"/"fp16"
     // (autocast_adapter_dtype=False on a 16-bit model, or the adapters cast after get_peft_model)
     std::string dtype = "fp32";
+    // LoraConfig(use_dora=True): DoRA's magnitude vector per adapted Linear and its forward (lora_graph.cpp)
+    bool dora = false;
     bool operator==(const LoraSpec&) const = default;
 };
 // Bytes per adapter element: 4 for fp32, 2 for bf16/fp16.
@@ -45,8 +47,9 @@ std::optional<Quant> parseQuant(std::string_view s) noexcept;
 // "r=16,alpha=32,dropout=0.05,targets=q_proj,v_proj" (targets last: its value runs to the end, comma
 // separated). Returns the error text on bad input.
 std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out);
-// Freeze patterns that leave only the adapters trainable (engine: a "!pattern" un-freezes).
-std::vector<std::string> loraFreezePatterns();
+// Freeze patterns that leave only the adapters trainable (engine: a "!pattern" un-freezes); with DoRA the
+// magnitude vectors train too.
+std::vector<std::string> loraFreezePatterns(bool dora = false);
 
 // bitsandbytes functional.py quantize_4bit: ceil(n/2) packed bytes + one fp32 absmax per 64-value block;
 // with compress_statistics (double quant) the absmax is quantized to 1 byte per block plus one fp32 scale
