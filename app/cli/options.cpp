@@ -96,6 +96,10 @@ void checkCombinations(Options& o)
         throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
     if (o.gpuName && o.capacity)
         throw UsageError{"--gpu and --capacity cannot be combined"};
+    if (o.config.finetune.lora.dora && o.config.modelCode == ModelCode::Litgpt)
+        throw UsageError{
+            "--lora dora=true: lit-gpt's model code has no DoRA (its lora.py has none); use --framework hf "
+            "or torchtune"};
     // transformers' flash path casts fp32 operands to the autocast dtype or a quantized model's
     // _pre_quantization_dtype, else to q_proj's own dtype (integrations/flash_attention.py get_target_dtype):
     // an fp32 model reaches flash_attn in fp32, which flash_attn refuses

@@ -244,7 +244,8 @@ void ControlsPanel::connectControls()
         selectData(m_dtype, static_cast<int>(c.dtype));
         selectData(m_optimizer, static_cast<int>(c.optimizer));
         selectData(m_loss, static_cast<int>(c.loss));
-        m_finetune->applyFrameworkSwitches(c.finetune); // its change signal recomputes
+        // its change signal recomputes; lit-gpt's model code has no DoRA
+        m_finetune->applyFrameworkSwitches(c.finetune, c.modelCode != headroom::ModelCode::Litgpt);
     });
     connect(m_finetune, &FineTunePanel::optimizerRequested, this, [this](headroom::Optimizer o) {
         const QSignalBlocker block(m_optimizer); // the recipe's own change signal follows

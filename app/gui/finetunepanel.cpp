@@ -154,8 +154,9 @@ void FineTunePanel::updateEnabled()
     const Method m = method();
     const bool lora = m != Method::Full;
     const bool quant = m == Method::QLoRA;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype, m_dora})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype})
         w->setEnabled(lora);
+    m_dora->setEnabled(lora && m_doraAllowed);
     m_quant->setEnabled(quant);
     m_kbitPrep->setEnabled(quant);
     // Double quantization and the compute dtype belong to the 4-bit formats (BitsAndBytesConfig's bnb_4bit_*).
@@ -183,7 +184,7 @@ headroom::FineTune FineTunePanel::fineTune() const
     for (const QString& t : m_targets->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
         f.lora.targets.push_back(t.toStdString());
     f.lora.dtype = m_adapterDtype->currentData().toString().toStdString();
-    f.lora.dora = m_dora->isChecked();
+    f.lora.dora = m_doraAllowed && m_dora->isChecked();
     if (m == Method::QLoRA) {
         f.quant = static_cast<headroom::Quant>(m_quant->currentData().toInt());
         f.kbitPrep = m_kbitPrep->isChecked();
@@ -231,9 +232,10 @@ void FineTunePanel::resetToDefaults()
     m_quiet = false;
 }
 
-void FineTunePanel::applyFrameworkSwitches(const headroom::FineTune& f)
+void FineTunePanel::applyFrameworkSwitches(const headroom::FineTune& f, bool doraAllowed)
 {
     m_quiet = true;
+    m_doraAllowed = doraAllowed;
     m_layerCheckpoint->setChecked(f.layerCheckpoint);
     m_kbitPrep->setChecked(f.kbitPrep);
     m_doubleQuant->setChecked(f.doubleQuant);

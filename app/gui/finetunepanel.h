@@ -41,7 +41,8 @@ public:
     void applyQLoraPaper();
     // A framework preset's fine-tuning switches (headroom::applyFramework): per-layer checkpointing, k-bit
     // preparation, double quantization and the adapters' dtype; one change signal.
-    void applyFrameworkSwitches(const headroom::FineTune& f);
+    // doraAllowed: false under lit-gpt's model code, whose LoRA classes have no DoRA (the CLI refuses the mix)
+    void applyFrameworkSwitches(const headroom::FineTune& f, bool doraAllowed = true);
 
     void saveSettings(QSettings& settings) const;
     void restoreSettings(QSettings& settings);
@@ -75,6 +76,7 @@ private:
     QCheckBox* m_layerCheckpoint;
     QPushButton* m_peft;
     QPushButton* m_qlora;
+    bool m_doraAllowed = true;
     bool m_quiet = false; // a recipe sets many controls: one change signal at the end
 };
 

@@ -336,6 +336,12 @@ private slots:
             QCOMPARE(changed.size(), 1);
             QVERIFY(panel.fineTune().lora.dora);
             panel.saveSettings(s);
+            // lit-gpt's model code has no DoRA (the CLI refuses the mix): the litgpt preset turns the box off
+            panel.applyFrameworkSwitches(panel.fineTune(), false);
+            QVERIFY(!box->isEnabled());
+            QVERIFY(!panel.fineTune().lora.dora);
+            panel.applyFrameworkSwitches(panel.fineTune(), true);
+            QVERIFY(box->isEnabled());
         }
         FineTunePanel restored;
         restored.restoreSettings(s);

@@ -67,6 +67,8 @@ check "dora keeps more than lora" bash -c "s=\$(grep -o '\"activations_saved\": 
 check "no dora key without it" bash -c "! grep -q '\"dora\"' '$tmp/plain'"
 check "bad dora value is usage" expect_exit 2 "$cfg" --lora r=8,dora=maybe
 check "bad dora value: one line" one_line_naming "dora=maybe: expected true or false"
+check "dora under lit-gpt's code is usage" expect_exit 2 "$cfg" --framework litgpt --lora r=8,dora=true
+check "dora under lit-gpt's code: one line" one_line_naming "lit-gpt's model code has no DoRA"
 check "quant without lora is usage" expect_exit 2 "$cfg" --quant nf4
 check "bad quant is usage" expect_exit 2 "$cfg" --quant nf3 --lora r=8
 check "no matching target exits 1" expect_exit 1 "$cfg" --lora r=8,targets=c_attn

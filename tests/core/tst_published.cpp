@@ -1382,9 +1382,9 @@ const std::vector<Point>& points()
 // Yi-34B QLoRA without offload, 2 x 2,048 per GPU: the same run on the 3090s and the 4090s (the same figure).
 constexpr const char* kYi34bReason =
     "-5.4 %, the dangerous side, though the verdict is right: batch 2 per GPU fits and 3 does not (the document: "
-    "'a batch size of 1 or 2 at most'), and 23.05 GiB is the card's limit (the 3090 leaves the allocator 23.20 "
-    "GiB; the runs at capacity read 22.38-22.69 on the 4090s), so the run was at capacity and its unconstrained "
-    "need at least that. The allocator model's default pool reserves 19.24 GiB over its 17.90 GiB "
+    "'a batch size of 1 or 2 at most'). 23.05 GiB is not a capacity figure: the same on the 3090s and the 4090s, "
+    "just under both cards' budgets (23.20 / 23.10 GiB), where the runs at capacity read 0.4-0.7 GiB under the "
+    "4090's; so the step needed 23.05 GiB, 1.25 GiB above the model. The allocator model's default pool reserves 19.24 GiB over its 17.90 GiB "
     "allocated peak (1.34 GiB of cache) beside 2.56 GiB of FSDP side pools (the root unit's embedding and lm_head, "
     "1.71 GiB gathered from the first forward to the end of backward, and three layers' all-gather blocks); the "
     "run's 23.05 GiB means at least 2.6 GiB of cache if those two are right, twice the model's. The same model's "
