@@ -1162,6 +1162,10 @@
         <source>Fits on %1 (%2) at capacity: the cache fills the card</source>
         <translation>可以放进 %1（%2），但已满载：缓存占满整张卡</translation>
     </message>
+    <message>
+        <source>Fine-tuning: IA3 on %1; %2 trainable of %3 parameters</source>
+        <translation>微调：IA3，作用于 %1；可训练参数 %2 / 共 %3</translation>
+    </message>
 </context>
 <context>
     <name>PlanText</name>
@@ -2056,6 +2060,15 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>LoraConfig(use_dora=True): a trained magnitude per output of each adapted layer. Its forward keeps the base layer&apos;s output and the adapter&apos;s for backward, about two activations more per adapted layer. Changing it reloads the model.</source>
         <translation>LoraConfig(use_dora=True)：每个加了适配器的层的每个输出各有一个可训练的幅度。它的前向为反向传播保留基础层的输出和适配器的输出，每个适配层约多两个激活。更改它会重新加载模型。</translation>
+    </message>
+    <message>
+        <source>IA3</source>
+        <extracomment>PEFT&apos;s IA3 method: trained vectors scale some layers&apos; outputs (or inputs)</extracomment>
+        <translation>IA3（向量缩放）</translation>
+    </message>
+    <message>
+        <source>default (k_proj, v_proj, down_proj)</source>
+        <translation>默认（k_proj、v_proj、down_proj）</translation>
     </message>
 </context>
 <context>
@@ -3093,7 +3106,7 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     </message>
     <message>
         <source>%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6</source>
-        <extracomment>%1 LoRA or QLoRA, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their gradients, their optimizer state</extracomment>
+        <extracomment>%1 LoRA, QLoRA or IA3, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their gradients, their optimizer state</extracomment>
         <translation>%1：可训练参数 %2 · 冻结的基础权重 %3 · 适配器 %4 · 适配器梯度 %5 · 优化器状态 %6</translation>
     </message>
     <message>
@@ -3221,6 +3234,10 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Fits on %1 at capacity — the cache fills the card, given back and retried when an allocation fails, max batch %2</source>
         <extracomment>%1 GPU, %2 largest batch that fits; at capacity PyTorch gives its cache back and retries when an allocation fails, so the cache fills the card and no headroom is left</extracomment>
         <translation>可以放进 %1，但已满载 — 缓存占满整张卡，分配失败时释放缓存后重试，最大批大小 %2</translation>
+    </message>
+    <message>
+        <source>IA3</source>
+        <translation>IA3 微调</translation>
     </message>
 </context>
 <context>

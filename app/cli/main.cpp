@@ -125,7 +125,7 @@ void printHuman(const Model& model, const Config& config, const Report& report, 
                 const std::optional<nlohmann::json>& compare)
 {
     std::cout << cli::humanReport(model, report, o.depth, o.allNodes);
-    if (config.finetune.lora.r > 0 || config.finetune.quant != Quant::None) {
+    if (config.finetune.lora.active() || config.finetune.quant != Quant::None) {
         const FineTuneSummary f = summarizeFineTune(model, config, report.evaluation);
         if (f.method == "inference")
             std::cout << "Inference: " << f.trainableParams + f.frozenParams << " parameters";
@@ -184,8 +184,8 @@ int run(int argc, char** argv)
     for (const auto& s : o.set)
         load.symbolValues.push_back(s);
     load.lora = config.finetune.lora;
-    if (load.lora.r > 0)
-        for (const std::string& p : loraFreezePatterns(load.lora.dora))
+    if (load.lora.active())
+        for (const std::string& p : adapterFreezePatterns(load.lora))
             config.freeze.push_back(p);
     const Model model = loadModel(o.model, load);
     config.symbols = bindSymbols(model, o);
@@ -205,7 +205,7 @@ int run(int argc, char** argv)
 
     ReportOptions ro;
     ro.timeline = o.timeline;
-    if (config.mode == Mode::Train && config.finetune.lora.r <= 0)
+    if (config.mode == Mode::Train && !config.finetune.lora.active())
         ro.loraVariant = peftDefaultLoraVariant(o.model, load); // loaded only if the fit plan asks
     if (o.maxSymbol) {
         ro.maxSymbol = model.symbolIndex(*o.maxSymbol);

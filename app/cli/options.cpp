@@ -92,6 +92,12 @@ void checkCombinations(Options& o)
         throw UsageError{"--gpu0-batch applies to --strategy balanced-dp"};
     if (o.config.finetune.layerCheckpoint && o.config.checkpointSegments > 1)
         throw UsageError{"--grad-checkpoint layers and --checkpoint K cannot be combined"};
+    if (o.config.finetune.lora.method == PeftMethod::IA3 && o.config.finetune.quant != Quant::None)
+        throw UsageError{"--ia3 with --quant is not modelled (PEFT's ia3/bnb.py upcasts around the 4/8-bit Linear); "
+                         "use --lora for QLoRA"};
+    if (o.config.finetune.lora.method == PeftMethod::IA3 && o.config.modelCode == ModelCode::Litgpt)
+        throw UsageError{"--ia3: lit-gpt's model code has no IA3 (its adapters are LoRA and LLaMA-Adapter); use "
+                         "--framework hf"};
     if (o.config.finetune.quant != Quant::None && o.config.finetune.lora.r == 0 && o.config.mode == Mode::Train)
         throw UsageError{"--quant trains through adapters: add --lora (bitsandbytes 4/8-bit weights take no gradient)"};
     if (o.gpuName && o.capacity)
@@ -220,8 +226,18 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
         o.config.hotExpertShare = fraction(a, value(a));
     else if (a == "--lora") {
         const std::string v = value(a);
+        if (o.config.finetune.lora.method == PeftMethod::IA3)
+            throw UsageError{"--lora and --ia3 cannot be combined (one PEFT method per model)"};
         if (auto err = parseLoraSpec(v, o.config.finetune.lora))
             throw UsageError{"--lora: " + *err};
+        if (v.find("dtype=") != std::string::npos)
+            o.presetUserSet |= kPresetAdapterDtype;
+    } else if (a == "--ia3") {
+        const std::string v = value(a);
+        if (o.config.finetune.lora.r > 0)
+            throw UsageError{"--lora and --ia3 cannot be combined (one PEFT method per model)"};
+        if (auto err = parseIa3Spec(v, o.config.finetune.lora))
+            throw UsageError{"--ia3: " + *err};
         if (v.find("dtype=") != std::string::npos)
             o.presetUserSet |= kPresetAdapterDtype;
     } else if (a == "--quant") {

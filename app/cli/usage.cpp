@@ -37,6 +37,9 @@ Training set-up
                          dtype: the adapters', default fp32 as PEFT keeps them; dora=true: DoRA
                          (use_dora), a trained magnitude per output and its forward's saved tensors;
                          target_parameters=mlp.experts.gate_up_proj,...: 3D experts, PEFT's ParamWrapper)
+  --ia3 default|dtype=fp32|bf16|fp16,targets=k_proj,v_proj,down_proj,feedforward=down_proj
+                         IA3 as PEFT inserts it: a trained vector scales each target's output, or its input
+                         for the feedforward modules (default: PEFT's lists for the model_type)
   --hot-expert-share F   MoE: the hottest expert's share of the tokens (default balanced, k/E)
   --quant nf4|fp4|int8   bitsandbytes weights for every Linear but the output layer (QLoRA; with --framework litgpt
                          the output layer too, as Lightning's BitsandbytesPrecision converts it)

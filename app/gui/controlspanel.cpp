@@ -483,8 +483,8 @@ headroom::Config ControlsPanel::config() const
     c.loopKeepsOutput = m_loop->currentData().toBool();
     c.hfFp32Logits = m_oldLogits->isChecked();
     c.freeze = m_freeze;
-    if (c.finetune.lora.r > 0) // only the adapters train, as the CLI's --lora
-        for (const std::string& p : headroom::loraFreezePatterns(c.finetune.lora.dora))
+    if (c.finetune.lora.active()) // only the adapters train, as the CLI's --lora and --ia3
+        for (const std::string& p : headroom::adapterFreezePatterns(c.finetune.lora))
             c.freeze.push_back(p);
     const QString gpu = m_gpu->currentData().toString();
     const auto preset = gpu.isEmpty() ? std::nullopt : headroom::findGpu(gpu.toStdString());

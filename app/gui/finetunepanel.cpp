@@ -13,6 +13,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStandardItemModel>
 
 namespace gui {
 
@@ -22,6 +23,13 @@ void selectData(QComboBox* box, const QVariant& data)
     const int i = box->findData(data);
     if (i >= 0)
         box->setCurrentIndex(i);
+}
+
+void setItemEnabled(QComboBox* box, int index, bool enabled)
+{
+    if (auto* model = qobject_cast<QStandardItemModel*>(box->model()); model && index >= 0)
+        if (QStandardItem* item = model->item(index))
+            item->setEnabled(enabled);
 }
 } // namespace
 
@@ -41,6 +49,8 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     m_method->addItem(tr("Full fine-tuning"), static_cast<int>(Method::Full));
     m_method->addItem(tr("LoRA"), static_cast<int>(Method::LoRA));
     m_method->addItem(tr("QLoRA"), static_cast<int>(Method::QLoRA));
+    //: PEFT's IA3 method: trained vectors scale some layers' outputs (or inputs)
+    m_method->addItem(tr("IA3"), static_cast<int>(Method::IA3));
     m_rank->setRange(1, 4096);
     m_rank->setValue(8);
     m_alpha->setRange(0.01, 100000);
@@ -152,10 +162,16 @@ void FineTunePanel::setMethod(Method m) { selectData(m_method, static_cast<int>(
 void FineTunePanel::updateEnabled()
 {
     const Method m = method();
-    const bool lora = m != Method::Full;
+    const bool lora = m == Method::LoRA || m == Method::QLoRA;
+    const bool adapters = m != Method::Full;
     const bool quant = m == Method::QLoRA;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_rank, m_alpha, m_dropout, m_targets, m_adapterDtype})
+    // IA3 has no rank, alpha, dropout or DoRA: its targets and the vectors' dtype only
+    for (QWidget* w : std::initializer_list<QWidget*>{m_rank, m_alpha, m_dropout})
         w->setEnabled(lora);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_targets, m_adapterDtype})
+        w->setEnabled(adapters);
+    m_targets->setPlaceholderText(m == Method::IA3 ? tr("default (k_proj, v_proj, down_proj)")
+                                                   : tr("default (q_proj, v_proj)"));
     m_dora->setEnabled(lora && m_doraAllowed);
     m_quant->setEnabled(quant);
     m_kbitPrep->setEnabled(quant);
@@ -178,6 +194,15 @@ headroom::FineTune FineTunePanel::fineTune() const
     const Method m = method();
     if (m == Method::Full)
         return f;
+    if (m == Method::IA3) {
+        // --ia3 targets=...: PEFT's feedforward modules for the model_type (IA3Config's unset list)
+        f.lora.method = headroom::PeftMethod::IA3;
+        for (const QString& t :
+             m_targets->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
+            f.lora.targets.push_back(t.toStdString());
+        f.lora.dtype = m_adapterDtype->currentData().toString().toStdString();
+        return f;
+    }
     f.lora.r = m_rank->value();
     f.lora.alpha = m_alpha->value();
     f.lora.dropout = m_dropout->value();
@@ -236,6 +261,9 @@ void FineTunePanel::applyFrameworkSwitches(const headroom::FineTune& f, bool dor
 {
     m_quiet = true;
     m_doraAllowed = doraAllowed;
+    if (!doraAllowed && method() == Method::IA3)
+        setMethod(Method::LoRA);
+    setItemEnabled(m_method, m_method->findData(static_cast<int>(Method::IA3)), doraAllowed);
     m_layerCheckpoint->setChecked(f.layerCheckpoint);
     m_kbitPrep->setChecked(f.kbitPrep);
     m_doubleQuant->setChecked(f.doubleQuant);
@@ -293,7 +321,7 @@ void FineTunePanel::restoreSettings(QSettings& s)
     m_quiet = true;
     s.beginGroup(QStringLiteral("finetune"));
     const int m = s.value(QStringLiteral("method"), 0).toInt();
-    if (m >= 0 && m <= static_cast<int>(Method::QLoRA))
+    if (m >= 0 && m <= static_cast<int>(Method::IA3))
         setMethod(static_cast<Method>(m));
     m_rank->setValue(s.value(QStringLiteral("rank"), 8).toInt());
     m_alpha->setValue(s.value(QStringLiteral("alpha"), 8.0).toDouble());

@@ -1,5 +1,5 @@
 #pragma once
-// The fine-tuning controls of the Configuration panel: method (full / LoRA / QLoRA), the LoRA adapters,
+// The fine-tuning controls of the Configuration panel: method (full / LoRA / QLoRA / IA3), the adapters,
 // bitsandbytes quantization, Hugging Face per-layer checkpointing and the two one-click recipes of the
 // CLI's --recipe. LoRA rewrites the graph when the model loads (LoadOptions::lora), so the main window
 // reloads the model when fineTune().lora changes; everything else only changes the Config.
@@ -23,7 +23,7 @@ class FineTunePanel : public QGroupBox
 {
     Q_OBJECT
 public:
-    enum class Method { Full, LoRA, QLoRA };
+    enum class Method { Full, LoRA, QLoRA, IA3 };
 
     explicit FineTunePanel(QWidget* parent = nullptr);
 
@@ -41,7 +41,8 @@ public:
     void applyQLoraPaper();
     // A framework preset's fine-tuning switches (headroom::applyFramework): per-layer checkpointing, k-bit
     // preparation, double quantization and the adapters' dtype; one change signal.
-    // doraAllowed: false under lit-gpt's model code, whose LoRA classes have no DoRA (the CLI refuses the mix)
+    // doraAllowed: false under lit-gpt's model code, whose LoRA classes have no DoRA and which has no IA3 (the CLI
+    // refuses both): the DoRA box and the IA3 method are turned off, IA3 becoming LoRA
     void applyFrameworkSwitches(const headroom::FineTune& f, bool doraAllowed = true);
 
     void saveSettings(QSettings& settings) const;

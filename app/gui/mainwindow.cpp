@@ -220,7 +220,8 @@ void MainWindow::connectLoader()
     connect(m_loader, &ModelLoader::failed, this, [this, hideProgress](int, const QString& message) {
         hideProgress();
         const QString file = m_requestedFile;
-        const bool loraRefused = m_requestedLora.r > 0 && message.contains(QLatin1String(": LoRA: "));
+        const bool loraRefused = m_requestedLora.active() && (message.contains(QLatin1String(": LoRA: ")) ||
+                                                              message.contains(QLatin1String(": IA3: ")));
         if (loraRefused && file == m_currentFile)
             m_failedLora = m_requestedLora; // targets that match nothing: said once, not on every change
         m_requestedLora = m_modelLora;

@@ -30,12 +30,24 @@ void PdfReport::cover(ReportDocument& doc)
 QString PdfReport::fineTuneLine() const
 {
     const headroom::FineTune& ft = m_report.config.finetune;
-    if (ft.lora.r <= 0 && ft.quant == headroom::Quant::None)
+    if (!ft.lora.active() && ft.quant == headroom::Quant::None)
         return {};
     const headroom::FineTuneSummary f = headroom::summarizeFineTune(m_model, m_report.config, m_report.evaluation);
     QStringList targets;
     for (const std::string& t : ft.lora.targets)
         targets << qs(t);
+    const QString total = QLocale().toString(static_cast<qlonglong>(f.trainableParams + f.frozenParams));
+    if (ft.lora.method == headroom::PeftMethod::IA3) {
+        QString line = tr("Fine-tuning: IA3 on %1; %2 trainable of %3 parameters")
+                           .arg(targets.isEmpty() ? tr("PEFT's default targets") : targets.join(QStringLiteral(", ")))
+                           .arg(QLocale().toString(static_cast<qlonglong>(f.trainableParams)))
+                           .arg(total);
+        if (ft.lora.dtype != "fp32")
+            line += tr("; %1 adapters").arg(qs(ft.lora.dtype).toUpper());
+        if (ft.layerCheckpoint)
+            line += tr("; checkpointing every decoder layer");
+        return line;
+    }
     QString line = tr("Fine-tuning: LoRA r=%1, alpha %2 on %3; %4 trainable of %5 parameters")
                        .arg(ft.lora.r)
                        .arg(ft.lora.alpha)

@@ -111,7 +111,16 @@ QString PdfReport::cliEquivalent() const
     if (c.inplace)
         s += QStringLiteral(" --inplace");
     const headroom::FineTune& ft = c.finetune;
-    if (ft.lora.r > 0) {
+    if (ft.lora.method == headroom::PeftMethod::IA3) {
+        QStringList t;
+        for (const std::string& x : ft.lora.targets)
+            t << qs(x);
+        QString spec = ft.lora.dtype != "fp32" ? QStringLiteral("dtype=") + qs(ft.lora.dtype) : QString();
+        if (!t.isEmpty())
+            spec += (spec.isEmpty() ? QString() : QStringLiteral(",")) + QStringLiteral("targets=") +
+                    t.join(QLatin1Char(','));
+        s += QStringLiteral(" --ia3 %1").arg(spec.isEmpty() ? QStringLiteral("default") : spec);
+    } else if (ft.lora.r > 0) {
         QString spec =
             QStringLiteral("r=%1,alpha=%2,dropout=%3").arg(ft.lora.r).arg(ft.lora.alpha).arg(ft.lora.dropout);
         if (ft.lora.dtype != "fp32")
@@ -133,9 +142,9 @@ QString PdfReport::cliEquivalent() const
         s += QStringLiteral(" --grad-checkpoint layers");
     if (c.offloadActivations)
         s += QStringLiteral(" --offload-activations");
-    const std::vector<std::string> loraFreeze = headroom::loraFreezePatterns(ft.lora.dora);
+    const std::vector<std::string> loraFreeze = headroom::adapterFreezePatterns(ft.lora);
     for (const std::string& p : c.freeze)
-        if (ft.lora.r == 0 || std::find(loraFreeze.begin(), loraFreeze.end(), p) == loraFreeze.end())
+        if (!ft.lora.active() || std::find(loraFreeze.begin(), loraFreeze.end(), p) == loraFreeze.end())
             s += QStringLiteral(" --freeze '%1'").arg(qs(p));
     if (headroom::findGpu(c.gpu.name))
         s += QStringLiteral(" --gpu '%1'").arg(qs(c.gpu.name));

@@ -127,12 +127,14 @@ QString verdictText(const headroom::Report& report, headroom::Units units)
 QString fineTuneText(const headroom::Model& model, const headroom::Report& report, headroom::Units units)
 {
     const headroom::FineTune& ft = report.config.finetune;
-    if (ft.lora.r == 0 && ft.quant == headroom::Quant::None)
+    if (!ft.lora.active() && ft.quant == headroom::Quant::None)
         return {};
     const headroom::FineTuneSummary f = headroom::summarizeFineTune(model, report.config, report.evaluation);
-    const QString method = ft.quant != headroom::Quant::None ? VerdictBanner::tr("QLoRA") : VerdictBanner::tr("LoRA");
-    //: %1 LoRA or QLoRA, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights, their
-    //: gradients, their optimizer state
+    const QString method = ft.quant != headroom::Quant::None             ? VerdictBanner::tr("QLoRA")
+                           : ft.lora.method == headroom::PeftMethod::IA3 ? VerdictBanner::tr("IA3")
+                                                                         : VerdictBanner::tr("LoRA");
+    //: %1 LoRA, QLoRA or IA3, %2 trainable parameters, %3..%6 bytes of the frozen base weights, the adapter weights,
+    //: their gradients, their optimizer state
     QString text =
         VerdictBanner::tr(
             "%1: %2 trainable parameters · frozen base %3 · adapters %4 · adapter gradients %5 · optimizer state %6")

@@ -70,8 +70,8 @@ Report cliReport(const FineTune& ft, DtypePolicy dtype, Optimizer optimizer, Mod
     c.dtype = dtype;
     c.optimizer = optimizer;
     c.gpu = *findGpu("RTX 4090");
-    if (ft.lora.r > 0)
-        for (const std::string& p : loraFreezePatterns(ft.lora.dora))
+    if (ft.lora.active())
+        for (const std::string& p : adapterFreezePatterns(ft.lora))
             c.freeze.push_back(p);
     c.symbols.resize(model.symbols.size(), 1);
     for (size_t i = 0; i < model.symbols.size(); ++i)
@@ -351,6 +351,60 @@ private slots:
         restored.peftButton()->click();
         QVERIFY(!restored.fineTune().lora.dora);
         s.remove(QStringLiteral("finetune"));
+    }
+
+    // IA3 is --ia3 [targets=...]: no rank, alpha, dropout or DoRA; the targets and the vectors' dtype; kept across
+    // a restart; off under lit-gpt's model code (the CLI refuses the mix), where it becomes LoRA.
+    void ia3Method()
+    {
+        QSettings s;
+        {
+            FineTunePanel panel;
+            panel.setMethod(FineTunePanel::Method::IA3);
+            const FineTune f = panel.fineTune();
+            QVERIFY(f.lora.method == PeftMethod::IA3 && f.lora.active());
+            QCOMPARE(f.lora.r, 0);
+            QVERIFY(f.quant == Quant::None && !f.lora.dora && !f.lora.feedforward);
+            QVERIFY(!panel.findChild<QSpinBox*>()->isEnabled()); // the rank
+            QVERIFY(!panel.findChild<QCheckBox*>(QStringLiteral("dora"))->isEnabled());
+            QVERIFY(!panel.quantBox()->isEnabled());
+            QVERIFY(panel.findChild<QComboBox*>(QStringLiteral("adapterDtype"))->isEnabled());
+            panel.saveSettings(s);
+            panel.applyFrameworkSwitches(panel.fineTune(), false);
+            QCOMPARE(panel.method(), FineTunePanel::Method::LoRA);
+            QVERIFY(panel.fineTune().lora.method == PeftMethod::LoRA);
+        }
+        FineTunePanel restored;
+        restored.restoreSettings(s);
+        QCOMPARE(restored.method(), FineTunePanel::Method::IA3);
+        QVERIFY(restored.fineTune().lora.method == PeftMethod::IA3);
+        s.remove(QStringLiteral("finetune"));
+    }
+
+    // Choosing IA3 in the window rebuilds the model with the vectors, and every figure is the CLI's for
+    // `--ia3 default --dtype bf16 --optimizer adamw --gpu "RTX 4090" --set seq=2048`.
+    void ia3InTheWindow()
+    {
+        MainWindow w;
+        w.setErrorHandler([](const QString& m) { QFAIL(qPrintable(m)); });
+        ControlsPanel* controls = w.controls();
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
+                   QStringLiteral("GeForce RTX 4090 24 GB"));
+        QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        controls->symbolSlider(w.session()->model()->symbolIndex("seq"))->setValue(2048);
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("optimizerCombo")), int(Optimizer::AdamW));
+        QVERIFY(waitForModel(w, [&] { controls->fineTunePanel()->setMethod(FineTunePanel::Method::IA3); }));
+        QVERIFY(waitForReport(w));
+        FineTune ia3;
+        ia3.lora.method = PeftMethod::IA3;
+        Model cliModel;
+        const Report cli = cliReport(ia3, DtypePolicy::BF16, Optimizer::AdamW, cliModel);
+        compare(w, cli, cliModel);
+        const FineTuneSummary f = summarizeFineTune(cliModel, cli.config, cli.evaluation);
+        QCOMPARE(f.method, std::string("ia3"));
+        QVERIFY(f.trainableParams > 0 && f.adapterParams == f.trainableParams);
+        QVERIFY(w.verdict()->text().contains(QStringLiteral("IA3: ")));
     }
 
     void adaptersThatDoNotApply()

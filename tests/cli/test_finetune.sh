@@ -69,6 +69,24 @@ check "bad dora value is usage" expect_exit 2 "$cfg" --lora r=8,dora=maybe
 check "bad dora value: one line" one_line_naming "dora=maybe: expected true or false"
 check "dora under lit-gpt's code is usage" expect_exit 2 "$cfg" --framework litgpt --lora r=8,dora=true
 check "dora under lit-gpt's code: one line" one_line_naming "lit-gpt's model code has no DoRA"
+# IA3 (peft/tuners/ia3) with PEFT's llama defaults: a vector per k and v output and per down_proj input,
+# 12 x (256 + 256 + 2048) on this config
+check "ia3 exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --ia3 default --json
+check "ia3 trainable params" json_field trainable_params 30720
+check "ia3 method" json_field method '"ia3"'
+check "ia3 params.trainable" json_field trainable 30720
+check "ia3 with explicit feedforward" expect_exit 0 "$cfg" --batch 2 --set seq=64 --ia3 targets=k_proj,v_proj,down_proj,feedforward=down_proj --json
+check "ia3 feedforward echoed" grep -q '"feedforward": \[' "$tmp/out"
+check "ia3 table line" expect_exit 0 "$cfg" --batch 2 --set seq=64 --ia3 default
+check "ia3 fine-tuning line" grep -q "Fine-tuning: ia3, 30720 trainable of" "$tmp/out"
+check "ia3 and lora is usage" expect_exit 2 "$cfg" --ia3 default --lora r=8
+check "ia3 and lora: one line" one_line_naming "cannot be combined"
+check "ia3 feedforward outside targets is usage" expect_exit 2 "$cfg" --ia3 targets=k_proj,feedforward=down_proj
+check "ia3 feedforward outside targets: one line" one_line_naming "feedforward module 'down_proj' is not among the targets"
+check "ia3 with --quant is usage" expect_exit 2 "$cfg" --ia3 default --quant nf4
+check "ia3 with --quant: one line" one_line_naming "--ia3 with --quant is not modelled"
+check "ia3 matching nothing" expect_exit 1 "$cfg" --ia3 targets=c_attn
+check "ia3 matching nothing: one line" one_line_naming "IA3: no Linear matches targets=c_attn"
 check "quant without lora is usage" expect_exit 2 "$cfg" --quant nf4
 check "bad quant is usage" expect_exit 2 "$cfg" --quant nf3 --lora r=8
 check "no matching target exits 1" expect_exit 1 "$cfg" --lora r=8,targets=c_attn

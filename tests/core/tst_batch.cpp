@@ -41,7 +41,8 @@ Config configAt(int64_t batch, int64_t seq)
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
-    [[maybe_unused]] const auto& [r, alpha, dropout, targets, parameters, adapterDtype, dora] = c.finetune.lora;
+    [[maybe_unused]] const auto& [r, alpha, dropout, targets, parameters, adapterDtype, dora, method,
+                                  feedforward] = c.finetune.lora;
 }
 
 using Flip = std::function<void(Config&)>;
@@ -119,6 +120,10 @@ private slots:
             << Flip([](Config& c) { c.finetune.lora.parameters = {"mlp.experts.gate_up_proj"}; }) << false;
         QTest::newRow("finetune.lora.dtype") << Flip([](Config& c) { c.finetune.lora.dtype = "bf16"; }) << false;
         QTest::newRow("finetune.lora.dora") << Flip([](Config& c) { c.finetune.lora.dora = true; }) << false;
+        QTest::newRow("finetune.lora.method")
+            << Flip([](Config& c) { c.finetune.lora.method = PeftMethod::IA3; }) << false;
+        QTest::newRow("finetune.lora.feedforward")
+            << Flip([](Config& c) { c.finetune.lora.feedforward = std::vector<std::string>{}; }) << false;
         QTest::newRow("finetune.quant") << Flip([](Config& c) { c.finetune.quant = Quant::NF4; }) << false;
         QTest::newRow("finetune.doubleQuant") << Flip([](Config& c) { c.finetune.doubleQuant = true; }) << false;
         QTest::newRow("finetune.computeBytes") << Flip([](Config& c) { c.finetune.computeBytes = 4; }) << false;

@@ -285,6 +285,48 @@ private slots:
         QCOMPARE(trainable[1] - trainable[0], p["magnitude_params"].get<int64_t>());
     }
 
+    // IA3 against PyTorch's autograd on the same tiny Llama (tests/data/lora/make_ia3.py, ia3_truth.json): all
+    // that one forward keeps once the first scaled Linear records, the feedforward inputs and the scaled
+    // outputs among it, and the vectors as the only trainable parameters.
+    void ia3AgainstTruth_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<int>("point");
+        for (const char* c : {"default", "all", "attn"})
+            for (int i = 0; i < 2; ++i)
+                QTest::newRow(qPrintable(QString("%1 #%2").arg(c).arg(i))) << QString(c) << i;
+    }
+    void ia3AgainstTruth()
+    {
+        QFETCH(QString, config);
+        QFETCH(int, point);
+        static const nlohmann::json truth = [] {
+            std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/lora/ia3_truth.json");
+            return nlohmann::json::parse(in);
+        }();
+        const nlohmann::json& c = truth["configs"][config.toStdString()];
+        const nlohmann::json& p = c["points"][point];
+        LoraSpec spec;
+        spec.method = PeftMethod::IA3;
+        spec.targets = c["spec"]["targets"].get<std::vector<std::string>>();
+        spec.feedforward = c["spec"]["feedforward"].get<std::vector<std::string>>();
+        LoadOptions o;
+        o.lora = spec;
+        const Model m = loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+        Config cfg = configFor(m, spec, p["batch"].get<int64_t>(), p["seq"].get<int64_t>());
+        cfg.freeze = adapterFreezePatterns(spec);
+        // the truth's own autograd: torch 1.13 on the CPU (its mean keeps the RMSNorm's x^2, README)
+        cfg.torch = TorchVersion::V1_13;
+        cfg.device = Device::CPU;
+        const int64_t got = evaluate(m, cfg).memory.activationsSaved;
+        const int64_t want = p["saved_activation_bytes"].get<int64_t>();
+        const double err = errPct(got, want);
+        qInfo("%s: IA3 saved %lld vs %lld (%+.2f %%)", qPrintable(QTest::currentDataTag()), static_cast<long long>(got),
+              static_cast<long long>(want), err);
+        QVERIFY2(std::abs(err) <= 1.0, qPrintable(QString("IA3 saved %1 %").arg(err, 0, 'f', 2)));
+        QCOMPARE(countParams(m, cfg).trainable, p["ia3_params"].get<int64_t>());
+    }
+
     // What the adapters themselves keep, by hand (README "What the measurements show"): each wrapped Linear
     // keeps its input once per distinct input (q and v share it) and lora_A's output N x r; the frozen base
     // keeps nothing.
@@ -586,6 +628,97 @@ private slots:
         const auto e = parseLoraSpec(text.toStdString(), s);
         QVERIFY(e.has_value());
         QCOMPARE(QString::fromStdString(*e), error);
+    }
+
+    void ia3Specs_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("targets");
+        QTest::addColumn<QString>("feedforward"); // "-": unset (PEFT's list for the model_type)
+        QTest::addColumn<QString>("dtype");
+        QTest::newRow("default") << "default" << QStringList{} << "-"
+                                 << "fp32";
+        QTest::newRow("targets only") << "targets=k_proj,v_proj" << QStringList{"k_proj", "v_proj"} << "-"
+                                      << "fp32";
+        QTest::newRow("with feedforward") << "dtype=bf16,targets=k_proj,v_proj,down_proj,feedforward=down_proj"
+                                          << QStringList{"k_proj", "v_proj", "down_proj"} << "down_proj"
+                                          << "bf16";
+        QTest::newRow("feedforward none") << "targets=q_proj,feedforward=none" << QStringList{"q_proj"} << ""
+                                          << "fp32";
+    }
+    void ia3Specs()
+    {
+        QFETCH(QString, text);
+        QFETCH(QStringList, targets);
+        QFETCH(QString, feedforward);
+        QFETCH(QString, dtype);
+        LoraSpec s;
+        const auto e = parseIa3Spec(text.toStdString(), s);
+        QVERIFY2(!e, e ? e->c_str() : "");
+        QVERIFY(s.method == PeftMethod::IA3 && s.active() && s.r == 0);
+        QStringList got;
+        for (const std::string& t : s.targets)
+            got << QString::fromStdString(t);
+        QCOMPARE(got, targets);
+        QCOMPARE(s.feedforward.has_value(), feedforward != "-");
+        if (s.feedforward) {
+            QStringList ff;
+            for (const std::string& t : *s.feedforward)
+                ff << QString::fromStdString(t);
+            QCOMPARE(ff.join(','), feedforward);
+        }
+        QCOMPARE(QString::fromStdString(s.dtype), dtype);
+    }
+
+    void badIa3Specs_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("no value") << "ia3"
+                                  << "expected default or KEY=VALUE, got 'ia3'";
+        QTest::newRow("a LoRA key") << "r=8"
+                                    << "unknown key 'r' (dtype, targets, feedforward)";
+        QTest::newRow("feedforward not targeted")
+            << "targets=k_proj,v_proj,feedforward=down_proj"
+            << "feedforward module 'down_proj' is not among the targets (IA3Config: feedforward_modules should be a "
+               "subset of target_modules)";
+        QTest::newRow("empty targets") << "targets="
+                                       << "targets= needs module names (k_proj,v_proj,down_proj)";
+    }
+    void badIa3Specs()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, error);
+        LoraSpec s;
+        const auto e = parseIa3Spec(text.toStdString(), s);
+        QVERIFY(e.has_value());
+        QCOMPARE(QString::fromStdString(*e), error);
+    }
+
+    // PEFT's llama defaults (k_proj, v_proj, down_proj; down_proj feedforward) through a config.json's model_type:
+    // 286,720 vectors on Llama-3.2-3B, the count PEFT's method comparison printed (num_trainable_params). A file
+    // without a model_type needs targets=, and targets that match nothing are refused by name.
+    void ia3Defaults()
+    {
+        LoadOptions o;
+        o.lora.method = PeftMethod::IA3;
+        const Model llama = loadModel(std::string(HEADROOM_TEST_DATA) + "/external/meta-llama--Llama-3.2-3B.json", o);
+        Config c;
+        c.finetune.lora = o.lora;
+        c.freeze = adapterFreezePatterns(o.lora);
+        c.symbols = llama.defaultBindings();
+        QCOMPARE(countParams(llama, c).trainable, int64_t(286720));
+        for (const char* t : {"", "c_attn"}) {
+            o.lora.targets = t[0] ? std::vector<std::string>{t} : std::vector<std::string>{};
+            try {
+                loadModel(std::string(HEADROOM_TEST_DATA) + "/lora/tiny_llama.onnx", o);
+                QFAIL("expected an error");
+            } catch (const Error& e) {
+                const std::string want = t[0] ? "IA3: no Linear matches targets=c_attn"
+                                              : "IA3: no targets= given and PEFT has no default IA3 targets";
+                QVERIFY2(std::string(e.what()).find(want) != std::string::npos, e.what());
+            }
+        }
     }
 
     void fp32AdaptersAreTheDefault()

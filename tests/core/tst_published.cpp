@@ -120,6 +120,26 @@ const LoraSpec kPeftMcR64{64, 128, 0, {"q_proj", "v_proj"}, {}, "fp32"};
 const LoraSpec kPeftMcR64Rs{64, 64, 0, {"v_proj", "q_proj"}, {}, "fp32"};
 const LoraSpec kPeftMcR10Mlp{10, 20, 0, {"down_proj", "up_proj", "gate_proj"}, {}, "fp32"};
 const LoraSpec kPeftMcR32Dora{32, 64, 0, {"q_proj", "v_proj"}, {}, "fp32", true}; // use_dora
+// IA3 (peft/tuners/ia3), fp32 vectors: PEFT's llama defaults (k, v, down_proj; down_proj scales its input), and
+// every Linear with the MLP's three as feedforward modules
+const LoraSpec kPeftMcIa3{0,
+                          8,
+                          0,
+                          {"k_proj", "v_proj", "down_proj"},
+                          {},
+                          "fp32",
+                          false,
+                          PeftMethod::IA3,
+                          std::vector<std::string>{"down_proj"}};
+const LoraSpec kPeftMcIa3All{0,
+                             8,
+                             0,
+                             {"gate_proj", "o_proj", "q_proj", "k_proj", "v_proj", "down_proj", "up_proj"},
+                             {},
+                             "fp32",
+                             false,
+                             PeftMethod::IA3,
+                             std::vector<std::string>{"up_proj", "gate_proj", "down_proj"}};
 const LoraSpec kTorchtuneAll{
     64, 128, 0, {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, {}, "bf16"};
 const LoraSpec kTorchtuneAll8{
@@ -1373,6 +1393,11 @@ const std::vector<Point>& points()
         // with the adapters, and each adapted Linear keeps its base output and lora_B's output for them.
         {"peft-mc-l32-3b-dora-r32-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kPeftMcR32Dora, Quant::None, false,
          Optimizer::AdamW, false, 1, Strategy::Single, false, "L40S", Stat::Reserved, Stack::HF},
+        // IA3 from the same suite: the frozen model in bf16, fp32 vectors, the feedforward inputs' fp32 copies kept
+        {"peft-mc-l32-3b-ia3-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kPeftMcIa3, Quant::None, false,
+         Optimizer::AdamW, false, 1, Strategy::Single, false, "L40S", Stat::Reserved, Stack::HF},
+        {"peft-mc-l32-3b-ia3-all-bs4-768", "meta-llama--Llama-3.2-3B", 4, 768, kPeftMcIa3All, Quant::None, false,
+         Optimizer::AdamW, false, 1, Strategy::Single, false, "L40S", Stat::Reserved, Stack::HF},
     };
     return p;
 }
@@ -1627,8 +1652,8 @@ Predicted predict(const Point& p)
     c.loopKeepsOutput = loopKeepsOutput(p);
     if (!p.freeze.empty())
         c.freeze = p.freeze;
-    else if (p.lora.r > 0)
-        for (const std::string& f : loraFreezePatterns(p.lora.dora))
+    else if (p.lora.active())
+        for (const std::string& f : adapterFreezePatterns(p.lora))
             c.freeze.push_back(f);
     c.symbols = m.defaultBindings();
     c.accumulate = p.accumulate;
@@ -1682,7 +1707,7 @@ class TestPublished : public QObject
 private slots:
     void initTestCase()
     {
-        QVERIFY2(records().size() == 181, "tests/data/external/measured.jsonl: 181 records expected");
+        QVERIFY2(records().size() == 183, "tests/data/external/measured.jsonl: 183 records expected");
         if (printTable())
             std::printf("| id | statistic | measured | Headroom | error |\n|---|---|---|---|---|\n");
     }
@@ -1738,7 +1763,7 @@ private slots:
             QVERIFY2(c.loss == p.loss, row);
             QVERIFY2(c.finetune.layerCheckpoint == p.checkpoint, row);
             QVERIFY2(!c.finetune.kbitPrep, row); // predict(): no stack here calls prepare_model_for_kbit_training
-            QVERIFY2(p.lora.r == 0 || c.finetune.lora.dtype == p.lora.dtype, row); // full fine-tuning: no adapters
+            QVERIFY2(!p.lora.active() || c.finetune.lora.dtype == p.lora.dtype, row); // full fine-tuning: no adapters
             QVERIFY2(c.finetune.doubleQuant == p.doubleQuant, row);
             QVERIFY2(c.modelCode == (p.stack == Stack::Litgpt ? ModelCode::Litgpt : ModelCode::Transformers), row);
             QVERIFY2(c.bnbKeepsMatmulInput == (p.stack == Stack::Litgpt), row); // Answer.AI's: the row's own
@@ -1794,7 +1819,7 @@ private slots:
         auto gap = kExpectedFailures.find(p.id);
         // the adapters' size, where the source printed it ("2,097,152"): the LoRA spec and the targets agree
         const nlohmann::json& method = rec["method"];
-        if ((p.lora.r > 0 || !p.freeze.empty()) && method.is_object() && method.contains("trainable_params") &&
+        if ((p.lora.active() || !p.freeze.empty()) && method.is_object() && method.contains("trainable_params") &&
             method["trainable_params"].is_string()) {
             std::string digits;
             for (char ch : method["trainable_params"].get<std::string>())

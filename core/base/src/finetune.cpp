@@ -1,6 +1,7 @@
 // Parsing and the byte formulas of finetune.h.
 #include "headroom/base/finetune.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 
@@ -135,6 +136,80 @@ std::vector<std::string> loraFreezePatterns(bool dora)
     if (dora)
         return {"*", "!*lora_A*", "!*lora_B*", "!*lora_magnitude_vector*"};
     return {"*", "!*lora_A*", "!*lora_B*"};
+}
+
+std::optional<std::string> parseIa3Spec(std::string_view text, LoraSpec& out)
+{
+    LoraSpec spec;
+    spec.method = PeftMethod::IA3;
+    if (text == "default") {
+        out = spec;
+        return std::nullopt;
+    }
+    size_t p = 0;
+    while (p < text.size()) {
+        const size_t comma = text.find(',', p);
+        const std::string_view item = text.substr(p,
+                                                  comma == std::string_view::npos ? std::string_view::npos : comma - p);
+        const size_t eq = item.find('=');
+        if (eq == std::string_view::npos)
+            return "expected default or KEY=VALUE, got '" + std::string(item) + "'";
+        const std::string_view key = item.substr(0, eq), val = item.substr(eq + 1);
+        if (key == "targets" || key == "feedforward") {
+            // the rest of the text: names separated by commas; "targets=" and "feedforward=" switch lists
+            std::vector<std::string> ff;
+            bool inFf = false, anyFf = false;
+            std::string_view rest = text.substr(p);
+            size_t q = 0;
+            while (q <= rest.size()) {
+                size_t c = rest.find(',', q);
+                if (c == std::string_view::npos)
+                    c = rest.size();
+                std::string_view name = rest.substr(q, c - q);
+                if (name.starts_with("targets=")) {
+                    name.remove_prefix(8);
+                    inFf = false;
+                } else if (name.starts_with("feedforward=")) {
+                    name.remove_prefix(12);
+                    inFf = anyFf = true;
+                }
+                if (!name.empty() && !(inFf && name == "none"))
+                    (inFf ? ff : spec.targets).emplace_back(name);
+                q = c + 1;
+            }
+            if (anyFf)
+                spec.feedforward = ff;
+            if (spec.targets.empty())
+                return std::string("targets= needs module names (k_proj,v_proj,down_proj)");
+            for (const std::string& f : ff)
+                if (std::find(spec.targets.begin(), spec.targets.end(), f) == spec.targets.end())
+                    return "feedforward module '" + f + "' is not among the targets (IA3Config: feedforward_modules " +
+                           "should be a subset of target_modules)";
+            break;
+        }
+        if (key != "dtype")
+            return "unknown key '" + std::string(key) + "' (dtype, targets, feedforward)";
+        if (val == "fp32" || val == "float32")
+            spec.dtype = "fp32";
+        else if (val == "bf16" || val == "bfloat16")
+            spec.dtype = "bf16";
+        else if (val == "fp16" || val == "float16")
+            spec.dtype = "fp16";
+        else
+            return "dtype=" + std::string(val) + ": expected fp32, bf16 or fp16";
+        if (comma == std::string_view::npos)
+            break;
+        p = comma + 1;
+    }
+    out = spec;
+    return std::nullopt;
+}
+
+std::vector<std::string> adapterFreezePatterns(const LoraSpec& spec)
+{
+    if (spec.method == PeftMethod::IA3)
+        return {"*", "!*ia3_l*"}; // IA3Model._mark_only_adapters_as_trainable: the "ia3_" parameters
+    return loraFreezePatterns(spec.dora);
 }
 
 int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept

@@ -103,6 +103,38 @@ std::vector<std::string> peftDefaultTargets(std::string_view t)
     return {};
 }
 
+Ia3Defaults peftIa3Defaults(std::string_view t)
+{
+    // peft/utils/constants.py at 5d602fd, the model types Headroom builds
+    struct Row
+    {
+        std::string_view type;
+        Ia3Defaults d;
+    };
+    static const Row kIa3[] = {
+        {"llama", {{"k_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"mistral", {{"k_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"mixtral", {{"k_proj", "v_proj", "w2"}, {"w2"}}},
+        {"qwen2", {{"q_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"qwen3", {{"q_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"gemma", {{"q_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"gemma2", {{"q_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"gemma3_text", {{"q_proj", "v_proj", "down_proj"}, {"down_proj"}}},
+        {"phi", {{"q_proj", "v_proj", "fc2"}, {"fc2"}}},
+        {"gpt2", {{"c_attn", "mlp.c_proj"}, {"mlp.c_proj"}}},
+        {"gpt_bigcode", {{"c_attn", "mlp.c_proj"}, {"mlp.c_proj"}}},
+        {"bert", {{"key", "value", "output.dense"}, {"output.dense"}}},
+        {"roberta", {{"key", "value", "output.dense"}, {"output.dense"}}},
+        {"deberta-v2", {{"key_proj", "value_proj", "output.dense"}, {"output.dense"}}},
+        {"gpt_neox", {{"query_key_value", "dense_4h_to_h"}, {"dense_4h_to_h"}}},
+        {"falcon", {{"query_key_value", "dense_4h_to_h"}, {"dense_4h_to_h"}}},
+    };
+    for (const Row& r : kIa3)
+        if (r.type == t)
+            return r.d;
+    return {};
+}
+
 HfArch parseHfConfig(std::string_view text, const std::string& file)
 {
     json j;

@@ -196,7 +196,9 @@ ImportedModel importModel(std::string_view bytes, const std::string& file, const
             m.warnings.push_back(file + ": opset " + std::to_string(v) +
                                  " is outside the supported range 7-18; loading anyway");
 
-    if (options.lora.r > 0)
+    if (options.lora.method == PeftMethod::IA3)
+        applyIa3(mp, options.lora, file);
+    else if (options.lora.r > 0)
         applyLora(mp, options.lora, file);
     reportProgress(options, 0.2, "importing graph");
     auto graph = std::make_shared<ShapeGraph>();

@@ -25,7 +25,6 @@
 #include <map>
 
 namespace headroom::detail {
-namespace {
 
 // "/model/layers.0/self_attn/q_proj/MatMul" -> "model.layers.0.self_attn.q_proj"; "" for unscoped names.
 std::string moduleOf(const std::string& nodeName)
@@ -61,6 +60,67 @@ onnx::TensorProto* stored(onnx::GraphProto* g, const std::string& name, const st
     loc->set_value("adapter.weights");
     return t;
 }
+
+std::string modelTypeOf(const onnx::ModelProto& model)
+{
+    for (const auto& p : model.metadata_props())
+        if (p.key() == "model_type")
+            return p.value();
+    return {};
+}
+
+std::vector<Linear> findLinears(const onnx::GraphProto& g, const std::vector<std::string>& targets, bool ossRouter)
+{
+    const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
+    std::map<std::string, const onnx::TensorProto*> inits;
+    for (const auto& t : g.initializer())
+        inits[t.name()] = &t;
+    std::map<std::string, const onnx::NodeProto*> producer;
+    for (const auto& n : g.node())
+        for (const auto& o : n.output())
+            producer[o] = &n;
+    std::vector<std::string> graphOutputs;
+    for (const auto& o : g.output())
+        graphOutputs.push_back(o.name());
+
+    std::vector<Linear> found;
+    for (int i = 0; i < g.node_size(); ++i) {
+        const onnx::NodeProto& n = g.node(i);
+        if (n.op_type() != "MatMul" || n.input_size() != 2)
+            continue;
+        const std::string module = moduleOf(n.name());
+        if (module.empty())
+            continue;
+        const onnx::TensorProto* w = nullptr;
+        bool transposed = false;
+        if (auto it = inits.find(n.input(1)); it != inits.end())
+            w = it->second;
+        else if (auto p = producer.find(n.input(1));
+                 p != producer.end() && p->second->op_type() == "Transpose" && inits.count(p->second->input(0))) {
+            w = inits[p->second->input(0)];
+            transposed = true;
+        }
+        if (!w || w->dims_size() != 2)
+            continue;
+        // PEFT's all-linear leaves out the output layer (model.get_output_embeddings()): the Linear whose
+        // output is the model's output, or is named lm_head
+        const bool output = module == "lm_head" || module.ends_with(".lm_head") ||
+                            std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
+        const bool notLinear = ossRouter && module.ends_with(".mlp.router");
+        if (allLinear ? output || notLinear : !matches(module, targets))
+            continue;
+        Linear l;
+        l.in = i;
+        l.inDim = transposed ? w->dims(1) : w->dims(0);
+        l.outDim = transposed ? w->dims(0) : w->dims(1);
+        l.module = module;
+        l.dtype = w->data_type();
+        found.push_back(l);
+    }
+    return found;
+}
+
+namespace {
 
 // LoraConfig.target_parameters on 3D expert weights (GroupedMatMul's [E, K, N]), as PEFT's lora.ParamWrapper
 // runs it (peft/tuners/lora/layer.py @ 5d602fd): lora_A = Linear(in, r * E), lora_B = Linear(r * E, out), so
@@ -148,14 +208,6 @@ void wrapParameters(onnx::ModelProto& model, const LoraSpec& spec, const std::st
     }
 }
 
-std::string modelTypeOf(const onnx::ModelProto& model)
-{
-    for (const auto& p : model.metadata_props())
-        if (p.key() == "model_type")
-            return p.value();
-    return {};
-}
-
 // The target module names: the spec's, or PEFT's default for the model_type
 // (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING) when none are given.
 std::vector<std::string> resolveTargets(const onnx::ModelProto& model, const LoraSpec& spec, const std::string& file)
@@ -237,62 +289,9 @@ void applyLora(onnx::ModelProto& model, const LoraSpec& spec, const std::string&
     }
     onnx::GraphProto* g = model.mutable_graph();
     const std::vector<std::string> targets = resolveTargets(model, spec, file);
-    const bool allLinear = targets.size() == 1 && targets[0] == "all-linear";
     const bool ossRouter = modelTypeOf(model) == "gpt_oss"; // GptOssTopKRouter: an nn.Parameter, not a Linear
 
-    std::map<std::string, const onnx::TensorProto*> inits;
-    for (const auto& t : g->initializer())
-        inits[t.name()] = &t;
-    std::map<std::string, const onnx::NodeProto*> producer;
-    for (const auto& n : g->node())
-        for (const auto& o : n.output())
-            producer[o] = &n;
-    std::vector<std::string> graphOutputs;
-    for (const auto& o : g->output())
-        graphOutputs.push_back(o.name());
-
-    // A Linear: MatMul(x, W) with W stored as [in, out], or as W^T through a Transpose (tied heads, exports).
-    struct Linear
-    {
-        int in = 0;
-        int64_t inDim = 0, outDim = 0;
-        std::string module;
-        int dtype = onnx::TensorProto::FLOAT;
-    };
-    std::vector<Linear> found;
-    for (int i = 0; i < g->node_size(); ++i) {
-        const onnx::NodeProto& n = g->node(i);
-        if (n.op_type() != "MatMul" || n.input_size() != 2)
-            continue;
-        const std::string module = moduleOf(n.name());
-        if (module.empty())
-            continue;
-        const onnx::TensorProto* w = nullptr;
-        bool transposed = false;
-        if (auto it = inits.find(n.input(1)); it != inits.end())
-            w = it->second;
-        else if (auto p = producer.find(n.input(1));
-                 p != producer.end() && p->second->op_type() == "Transpose" && inits.count(p->second->input(0))) {
-            w = inits[p->second->input(0)];
-            transposed = true;
-        }
-        if (!w || w->dims_size() != 2)
-            continue;
-        // PEFT's all-linear leaves out the output layer (model.get_output_embeddings()): the Linear whose
-        // output is the model's output, or is named lm_head
-        const bool output = module == "lm_head" || module.ends_with(".lm_head") ||
-                            std::find(graphOutputs.begin(), graphOutputs.end(), n.output(0)) != graphOutputs.end();
-        const bool notLinear = ossRouter && module.ends_with(".mlp.router");
-        if (allLinear ? output || notLinear : !matches(module, targets))
-            continue;
-        Linear l;
-        l.in = i;
-        l.inDim = transposed ? w->dims(1) : w->dims(0);
-        l.outDim = transposed ? w->dims(0) : w->dims(1);
-        l.module = module;
-        l.dtype = w->data_type();
-        found.push_back(l);
-    }
+    const std::vector<Linear> found = findLinears(*g, targets, ossRouter);
     if (found.empty()) {
         std::string list;
         for (const std::string& t : targets)

@@ -107,7 +107,7 @@ PlanOptions planOptions(const Config& config)
         o.streamBytes = 2;
         o.adapterBytes = 2;
     }
-    if ((ft.lora.r > 0 || ft.quant != Quant::None) && !o.autocast && !quantPolicy) {
+    if ((ft.lora.active() || ft.quant != Quant::None) && !o.autocast && !quantPolicy) {
         o.streamBytes = o.lowPrecision ? 2 : 4;
         o.adapterBytes = loraAdapterBytes(ft.lora);
         o.quant = ft.quant;

@@ -26,8 +26,7 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
         const size_t i = static_cast<size_t>(t);
         const int64_t n = i < e.shapes.numel.size() ? std::max<int64_t>(e.shapes.numel[i], 0) : 0;
         const Tensor& tensor = m.tensors[i];
-        const bool adapter = tensor.name.find(".lora_A.") != std::string::npos ||
-                             tensor.name.find(".lora_B.") != std::string::npos;
+        const bool adapter = isAdapterTensor(tensor); // lora_A/B, DoRA's magnitudes, IA3's vectors
         if (!p.frozen[i]) {
             s.trainableParams += n;
             if (adapter) {
@@ -68,10 +67,11 @@ FineTuneSummary summarizeFineTune(const Model& m, const Config& config, const Ev
             s.frozenBytes += paramBytes(config, m.tensors[i].dtype, n);
         }
     }
-    s.method = policyIsInference(config) ? "inference"
-               : ft.quant != Quant::None ? "qlora"
-               : ft.lora.r > 0           ? "lora"
-                                         : "full";
+    s.method = policyIsInference(config)           ? "inference"
+               : ft.quant != Quant::None           ? "qlora"
+               : ft.lora.method == PeftMethod::IA3 ? "ia3"
+               : ft.lora.r > 0                     ? "lora"
+                                                   : "full";
     s.kbitPrep = kbitPrepApplies(config);
     return s;
 }

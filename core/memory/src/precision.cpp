@@ -32,7 +32,8 @@ namespace {
 bool isAdapterName(const std::string& name)
 {
     return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos ||
-           name.find(".lora_magnitude_vector.") != std::string::npos; // DoRA's, in the adapters' dtype
+           name.find(".lora_magnitude_vector.") != std::string::npos || // DoRA's, in the adapters' dtype
+           name.find(".ia3_l.") != std::string::npos;                   // IA3's vectors
 }
 
 bool floatOrUnknown(const Tensor& t) { return isFloating(t.dtype) || t.dtype == DType::Undefined; }
@@ -47,13 +48,13 @@ bool scalarLike(const Tensor& t)
     return n <= 1;
 }
 
-// Which LoRA cast (lora_graph.cpp names them): 0 none, 1 the input cast, 2 the adapter output's cast,
-// 3 the result's cast.
+// Which adapter cast (lora_graph.cpp, ia3_graph.cpp name them): 0 none, 1 the input cast (LoRA's and IA3's
+// feedforward x.to(ia3_l.dtype)), 2 the adapter output's cast, 3 the result's cast.
 int loraCast(const Node& n)
 {
     if (n.op != "Cast")
         return 0;
-    if (n.name.find("/lora_cast_in/") != std::string::npos)
+    if (n.name.find("/lora_cast_in/") != std::string::npos || n.name.find("/ia3_cast_in/") != std::string::npos)
         return 1;
     if (n.name.find("/lora_cast_out/") != std::string::npos)
         return 2;
@@ -180,12 +181,12 @@ std::vector<uint8_t> finetuneActivationElems(const Model& m, const PlanData& p)
             if (t >= 0)
                 v = std::max(v, e[static_cast<size_t>(t)]);
         const int kind = loraCast(n);
-        if (!o.litgptModel && isRegionUpcast(m, n)) {
+        if (kind == 1) {
+            v = static_cast<uint8_t>(o.adapterBytes); // x.to(lora_A.weight.dtype), x.to(ia3_l.dtype)
+        } else if (!o.litgptModel && isRegionUpcast(m, n)) {
             v = 4; // x.to(torch.float32): a copy unless x is fp32 already
         } else if (!o.litgptModel && isCastBack(n)) {
             v = e[static_cast<size_t>(n.inputs[1])]; // .to(input_dtype)
-        } else if (kind == 1) {
-            v = static_cast<uint8_t>(o.adapterBytes); // x.to(lora_A.weight.dtype)
         } else if (kind == 2 || kind == 3) {
             // bnb.py casts the adapter output to result.dtype before the add; layer.py casts the sum
             const int base = baseOutputOf(m, n, kind);

@@ -208,6 +208,8 @@ json finetuneJson(const Model& model, const Report& report)
               {"transient_dequant_bytes", f.dequantTransientBytes}};
     if (c.finetune.lora.dora) // only there, so that the other outputs stay as they were
         j["dora"] = true;
+    if (c.finetune.lora.method == PeftMethod::IA3 && c.finetune.lora.feedforward)
+        j["feedforward"] = *c.finetune.lora.feedforward; // unset: PEFT's list for the model_type
     return j;
 }
 
@@ -366,7 +368,7 @@ nlohmann::json toJson(const Model& model, const Report& report, const ReportOpti
         j["params"]["hot_expert"] = std::move(hot);
     }
     j["memory"] = memoryJson(e);
-    if (c.finetune.lora.r > 0 || c.finetune.quant != Quant::None)
+    if (c.finetune.lora.active() || c.finetune.quant != Quant::None)
         j["finetune"] = finetuneJson(model, report);
     j["fit"] = fitJson(model, report.fit);
     if (const auto kv = kvCache(model))

@@ -7,8 +7,13 @@
 
 namespace headroom {
 
-// LoRA as PEFT runs it (peft/tuners/lora/layer.py Linear.forward):
-//   result = base_layer(x) + lora_B(lora_A(lora_dropout(x))) * (lora_alpha / r)
+// Which PEFT tuner wraps the targeted Linears.
+//   LoRA (peft/tuners/lora/layer.py Linear.forward): result = base_layer(x) + lora_B(lora_A(lora_dropout(x))) * s
+//   IA3 (peft/tuners/ia3/layer.py Linear.forward): a trained vector ia3_l scales the Linear's output, or its input
+//   for the feedforward_modules; no rank, no dropout.
+enum class PeftMethod : uint8_t { LoRA, IA3 };
+
+// The adapters of a PEFT fine-tune: LoRA's (r > 0), or IA3's (method IA3).
 struct LoraSpec
 {
     int r = 0; // 0: no adapters
@@ -22,6 +27,11 @@ struct LoraSpec
     std::string dtype = "fp32";
     // LoraConfig(use_dora=True): DoRA's magnitude vector per adapted Linear and its forward (lora_graph.cpp)
     bool dora = false;
+    PeftMethod method = PeftMethod::LoRA;
+    // IA3Config.feedforward_modules: the targets whose input is scaled; unset: PEFT's mapping for the model_type
+    std::optional<std::vector<std::string>> feedforward;
+    // any adapters at all: LoRA's need a rank, IA3's none
+    bool active() const noexcept { return r > 0 || method == PeftMethod::IA3; }
     bool operator==(const LoraSpec&) const = default;
 };
 // Bytes per adapter element: 4 for fp32, 2 for bf16/fp16.
@@ -50,6 +60,12 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out);
 // Freeze patterns that leave only the adapters trainable (engine: a "!pattern" un-freezes); with DoRA the
 // magnitude vectors train too.
 std::vector<std::string> loraFreezePatterns(bool dora = false);
+// "default" (PEFT's IA3 targets and feedforward modules for the model_type), or
+// "dtype=bf16,targets=k_proj,v_proj,down_proj,feedforward=down_proj" (lists last, as parseLoraSpec's; feedforward
+// must be among the targets, as IA3Config checks; "feedforward=none" for none). Returns the error text.
+std::optional<std::string> parseIa3Spec(std::string_view text, LoraSpec& out);
+// The freeze patterns of either method: PEFT trains the adapters only (ia3_l for IA3).
+std::vector<std::string> adapterFreezePatterns(const LoraSpec& spec);
 
 // bitsandbytes functional.py quantize_4bit: ceil(n/2) packed bytes + one fp32 absmax per 64-value block;
 // with compress_statistics (double quant) the absmax is quantized to 1 byte per block plus one fp32 scale

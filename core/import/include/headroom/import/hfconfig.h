@@ -123,4 +123,12 @@ std::string buildHfModelFromPath(const std::string& path, std::string* configTex
 // TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); empty when PEFT has none.
 std::vector<std::string> peftDefaultTargets(std::string_view modelType);
 
+// PEFT's default IA3 targets and feedforward modules for a model_type (peft/utils/constants.py
+// TRANSFORMERS_MODELS_TO_IA3_TARGET_MODULES_MAPPING, ..._FEEDFORWARD_MODULES_MAPPING); empty when PEFT has none.
+struct Ia3Defaults
+{
+    std::vector<std::string> targets, feedforward;
+};
+Ia3Defaults peftIa3Defaults(std::string_view modelType);
+
 } // namespace headroom
