@@ -1404,20 +1404,6 @@ const std::vector<Point>& points()
 
 // id -> why the figure is off today (or what Headroom cannot express). A/B records not in points() are
 // listed in notExpressed() below.
-// Yi-34B QLoRA without offload, 2 x 2,048 per GPU: the same run on the 3090s and the 4090s (the same figure).
-constexpr const char* kYi34bReason =
-    "-5.4 %, the dangerous side, though the verdict is right: batch 2 per GPU fits and 3 does not (the document: "
-    "'a batch size of 1 or 2 at most'). 23.05 GiB is not a capacity figure: the same on the 3090s and the 4090s, "
-    "just under both cards' budgets (23.20 / 23.10 GiB), where the runs at capacity read 0.4-0.7 GiB under the "
-    "4090's; so the step needed 23.05 GiB, 1.25 GiB above the model. The allocator model's default pool reserves 19.24 GiB over its 17.90 GiB "
-    "allocated peak (1.34 GiB of cache) beside 2.56 GiB of FSDP side pools (the root unit's embedding and lm_head, "
-    "1.71 GiB gathered from the first forward to the end of backward, and three layers' all-gather blocks); the "
-    "run's 23.05 GiB means at least 2.6 GiB of cache if those two are right, twice the model's. The same model's "
-    "offload row (-0.6 %) and Llama-2-7B QLoRA at batch 4 (-1.1 %) are in, and at 20k-token batches the same pool "
-    "holds 2-4 GiB more cache than the runs (QLoRA bs 10): the placement errs both ways, not by a buffer missing "
-    "from train.py 4cd6923, FSDP1 or bitsandbytes 0.43. Next on a GPU: torch.cuda.memory._snapshot() of this step "
-    "on rank 0";
-
 const std::map<std::string, const char*> kExpectedFailures = {
     {"aa-l2-7b-qlora-bs10-2048",
      "+10.6 %, on the safe side: unconstrained the allocator model reserves 23.28 GiB, past what the 3090 "
@@ -1430,8 +1416,6 @@ const std::map<std::string, const char*> kExpectedFailures = {
      "down_proj), tried on branch experiment/module-arguments: -0.4 % here, but it moves bert_like's H100 max "
      "batch above its OOM and Mistral 24k to 'does not fit', so it is not on main. Next to check on a GPU: the "
      "forward's segment map (torch.cuda.memory._snapshot()). Batch 4 is -1.1 %, batch 1 -2.5 %"},
-    {"aa-yi-34b-qlora-bs2-2048", kYi34bReason},
-    {"aa-yi-34b-qlora-bs2-2048-4090", kYi34bReason},
     {"tt-readme-l31-8b-lora-4090",
      "+18 % (+35 % with plain cross-entropy): the run has compile=True, and torchtune's compile_loss "
      "(torchtune/training/_compile.py) compiles each chunk's upcast + cross-entropy, which inductor fuses, so the "

@@ -222,7 +222,7 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
     return u;
 }
 
-int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload)
+int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload, bool gradShards)
 {
     if (!u.found || mode == AllocatorMode::Exact)
         return 0;
@@ -241,14 +241,15 @@ int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, 
                 pool.allocate(copies ? shard(b) : b);
         reserved += pool.reserved();
     }
-    // With offload, every trainable flat parameter's sharded gradient stays on the GPU until the end of
-    // backward (PyTorch 2.2 _runtime_utils: _post_backward_hook allocates new_sharded_grad in
-    // _get_reduce_scatter_tensors under state._post_backward_stream; _accumulate_sharded_grad keeps it as
-    // flat_param._saved_grad_shard; _offload_grad only copies it into _cpu_grad; _flat_param.py
-    // prepare_gradient_for_optim, run by _post_backward_final_callback, deletes it): all of them in the
-    // post-backward stream's pool at the end of backward, freed there and reused by the next step. (Without
-    // offload the same tensors become flat_param.grad, counted as the gradients.)
-    if (offload && !u.gradParams.empty()) {
+    // Every trainable flat parameter's sharded gradient is a block of the post-backward stream's pool (PyTorch
+    // 2.2 _runtime_utils: _post_backward_hook allocates new_sharded_grad in _get_reduce_scatter_tensors under
+    // state._post_backward_stream; _accumulate_sharded_grad keeps it as flat_param._saved_grad_shard). With
+    // offload _offload_grad only copies it into _cpu_grad and _flat_param.py prepare_gradient_for_optim, run by
+    // _post_backward_final_callback, deletes it at the end of backward; without, prepare_gradient_for_optim
+    // makes that same block flat_param.grad, which the optimizer step reads and zero_grad frees. Either way all
+    // of them are in that pool by the end of backward, freed there and reused by the next step's
+    // reduce-scatters: the default pool never gets them back.
+    if (gradShards && !u.gradParams.empty()) {
         CachingAllocatorModel pool(mode);
         for (int64_t b : u.gradParams)
             pool.allocate(shard(b));

@@ -49,9 +49,9 @@ FsdpUnits fsdpUnits(const Model& model, const Evaluation& ev, const std::vector<
                     bool doubleQuant = false, bool origParams = false);
 
 // Bytes the side streams' pools reserve (FSDP1's all-gather outputs on the unshard stream; with CPU offload
-// also the shards copied in on the pre-unshard stream and every trainable flat parameter's sharded gradient on
-// the post-backward stream), for the caching allocator modes.
-int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload);
+// also the shards copied in on the pre-unshard stream; with gradShards every trainable flat parameter's sharded
+// gradient on the post-backward stream), for the caching allocator modes.
+int64_t fsdpSidePoolsReserved(const FsdpUnits& u, AllocatorMode mode, int gpus, bool offload, bool gradShards);
 
 // FSDP's init in the default stream's pool, unit by unit: slot `slot` allocates `bytes` (alloc) or is freed;
 // `kept` marks the shards and the 4-bit weights' quantization state, which stay (the rest only leaves cache

@@ -65,6 +65,10 @@ struct Derivation
     // FSDP CPU offload: each offloaded parameter gradient's shard stays on the GPU, in the post-backward stream's
     // pool, from its reduce-scatter to the end of backward (fsdp_units.cpp, fsdpSidePoolsReserved)
     bool gradShardsUntilBackwardEnd = false;
+    // FSDP FULL_SHARD without offload: the sharded gradients (flat_param.grad) are the post-backward stream's
+    // blocks too, and stay its until the optimizer frees them: counted as allocated, reserved in that pool
+    // (fsdpSidePoolsReserved), never in the default one
+    bool gradShardsOnSideStream = false;
     std::vector<InitOp> init{}; // FSDP's init: the shards replace the parameters' setup allocations
     int64_t weightsDelta = 0;   // the init's weight bytes less the sharded setup ones (4-bit quantization state)
     int64_t cpuDelta = 0;       // the same for the shards offloaded to the host
@@ -185,7 +189,7 @@ std::vector<Extra> strategyExtras(const Evaluation& ev, const Derivation& how)
     if (how.backwardGrad > 0)
         extras.push_back({pb.firstBackward, backwardEnd, how.backwardGrad, Category::Gradients});
     if (how.persistentGrads > 0)
-        extras.push_back({0, n - 1, how.persistentGrads, Category::Gradients});
+        extras.push_back({0, n - 1, how.persistentGrads, Category::Gradients, -1, how.gradShardsOnSideStream});
     for (auto& x : extras)
         x.id = nextId++;
     return extras;
@@ -422,7 +426,7 @@ Derived derive(const Model& model, const Evaluation& ev, const Derivation& how)
                 continue;
             }
         }
-        replay.push(e);
+        replay.push(e, !(paramGrad && how.gradShardsOnSideStream));
         replay.pushExtras(i, false);
     }
     releaseShards();
@@ -692,7 +696,10 @@ std::vector<GpuShare> shardedShares(Evaluator& evaluator, const Model& model, co
         how.computeSide = units.root + units.layer;
         how.backwardSide = units.layer;
         how.backwardGrad = units.layerGrad;
-        how.sideReserved = fsdpSidePoolsReserved(units, config.allocator, gpus, config.offload);
+        // Under no_sync the micro-batches before the last accumulate whole gradients on the compute stream
+        how.gradShardsOnSideStream = !config.offload && !noSync;
+        how.sideReserved = fsdpSidePoolsReserved(units, config.allocator, gpus, config.offload,
+                                                 config.offload || how.gradShardsOnSideStream);
         how.gradShardsUntilBackwardEnd = config.offload;
         how.init = fsdpInitOps(units, gpus, config.offload);
         fourBitDeltas(units, gpus, config.offload, true, how);
