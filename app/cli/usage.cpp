@@ -36,7 +36,8 @@ Training set-up
                          LoRA adapters as PEFT inserts them (no targets: PEFT's default for the model_type;
                          dtype: the adapters', default fp32 as PEFT keeps them; dora=true: DoRA
                          (use_dora), a trained magnitude per output and its forward's saved tensors;
-                         target_parameters=mlp.experts.gate_up_proj,...: 3D experts, PEFT's ParamWrapper)
+                         target_parameters=mlp.experts.gate_up_proj,...: 3D experts, PEFT's ParamWrapper;
+                         init_lora_weights=mica: MiCA, lora_B frozen, only lora_A trains)
   --ia3 default|dtype=fp32|bf16|fp16,targets=k_proj,v_proj,down_proj,feedforward=down_proj
                          IA3 as PEFT inserts it: a trained vector scales each target's output, or its input
                          for the feedforward modules (default: PEFT's lists for the model_type)

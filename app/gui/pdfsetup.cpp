@@ -127,6 +127,8 @@ QString PdfReport::cliEquivalent() const
             spec += QStringLiteral(",dtype=") + qs(ft.lora.dtype);
         if (ft.lora.dora)
             spec += QStringLiteral(",dora=true");
+        if (ft.lora.init != "true")
+            spec += QStringLiteral(",init_lora_weights=") + qs(ft.lora.init);
         QStringList t;
         for (const std::string& x : ft.lora.targets)
             t << qs(x);

@@ -69,6 +69,12 @@ check "bad dora value is usage" expect_exit 2 "$cfg" --lora r=8,dora=maybe
 check "bad dora value: one line" one_line_naming "dora=maybe: expected true or false"
 check "dora under lit-gpt's code is usage" expect_exit 2 "$cfg" --framework litgpt --lora r=8,dora=true
 check "dora under lit-gpt's code: one line" one_line_naming "lit-gpt's model code has no DoRA"
+# MiCA (init_lora_weights="mica"): lora_B frozen, only lora_A trains: 12 x 8 x (768 + 768)
+check "mica exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --lora r=8,alpha=16,init_lora_weights=mica,targets=q_proj,v_proj --json
+check "mica trainable params" json_field trainable_params 147456
+check "mica in the finetune block" json_field init_lora_weights '"mica"'
+check "bad init is usage" expect_exit 2 "$cfg" --lora r=8,init_lora_weights=xavier
+check "bad init: one line" one_line_naming "init_lora_weights=xavier: expected"
 # IA3 (peft/tuners/ia3) with PEFT's llama defaults: a vector per k and v output and per down_proj input,
 # 12 x (256 + 256 + 2048) on this config
 check "ia3 exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --ia3 default --json

@@ -41,7 +41,7 @@ Config configAt(int64_t batch, int64_t seq)
     [[maybe_unused]] const auto& [name, capacity, context, workspace] = c.gpu;
     [[maybe_unused]] const auto& [lora, quant, doubleQuant, computeBytes, computeDtype, kbitPrep,
                                   layerCheckpoint] = c.finetune;
-    [[maybe_unused]] const auto& [r, alpha, dropout, targets, parameters, adapterDtype, dora, method,
+    [[maybe_unused]] const auto& [r, alpha, dropout, targets, parameters, adapterDtype, dora, method, init,
                                   feedforward] = c.finetune.lora;
 }
 
@@ -122,6 +122,7 @@ private slots:
         QTest::newRow("finetune.lora.dora") << Flip([](Config& c) { c.finetune.lora.dora = true; }) << false;
         QTest::newRow("finetune.lora.method")
             << Flip([](Config& c) { c.finetune.lora.method = PeftMethod::IA3; }) << false;
+        QTest::newRow("finetune.lora.init") << Flip([](Config& c) { c.finetune.lora.init = "mica"; }) << false;
         QTest::newRow("finetune.lora.feedforward")
             << Flip([](Config& c) { c.finetune.lora.feedforward = std::vector<std::string>{}; }) << false;
         QTest::newRow("finetune.quant") << Flip([](Config& c) { c.finetune.quant = Quant::NF4; }) << false;

@@ -609,10 +609,18 @@ private slots:
                                << "r must be a positive integer";
         QTest::newRow("bad dropout") << "dropout=1"
                                      << "dropout must lie in [0, 1)";
-        QTest::newRow("unknown key") << "rank=8"
-                                     << "unknown key 'rank' (r, alpha, dropout, dtype, dora, targets)";
-        QTest::newRow("unknown non-numeric key") << "init=gaussian"
-                                                 << "unknown key 'init' (r, alpha, dropout, dtype, dora, targets)";
+        QTest::newRow("unknown key")
+            << "rank=8"
+            << "unknown key 'rank' (r, alpha, dropout, dtype, dora, init_lora_weights, targets)";
+        QTest::newRow("unknown non-numeric key")
+            << "scheme=gaussian"
+            << "unknown key 'scheme' (r, alpha, dropout, dtype, dora, init_lora_weights, targets)";
+        QTest::newRow("unknown init") << "init_lora_weights=xavier"
+                                      << "init_lora_weights=xavier: expected true, false, gaussian, eva, olora, pissa, "
+                                         "pissa_niter_N, corda, loftq, orthogonal or mica";
+        QTest::newRow("mica with dora") << "init_lora_weights=mica,dora=true"
+                                        << "dora cannot take init_lora_weights=mica (PEFT applies one LoRA variant "
+                                           "per layer)";
         QTest::newRow("bad alpha") << "alpha=big"
                                    << "'alpha' needs a number, got 'big'";
         QTest::newRow("bad adapter dtype") << "r=8,dtype=int8"

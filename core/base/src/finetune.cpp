@@ -92,6 +92,18 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
                 spec.dtype = "fp16";
             else
                 return "dtype=" + std::string(val) + ": expected fp32, bf16 or fp16";
+        } else if (key == "init_lora_weights" || key == "init") {
+            // peft/tuners/lora/config.py: bool or one of these names; only "mica" changes what trains
+            static const char* kInits[] = {"true",  "True",  "false", "False", "gaussian",   "eva",
+                                           "olora", "pissa", "corda", "loftq", "orthogonal", "mica"};
+            bool known = std::string_view(val).starts_with("pissa_niter_");
+            for (const char* k : kInits)
+                known = known || val == k;
+            if (!known)
+                return "init_lora_weights=" + std::string(val) +
+                       ": expected true, false, gaussian, eva, olora, pissa, pissa_niter_N, corda, loftq, orthogonal "
+                       "or mica";
+            spec.init = val == "True" ? "true" : val == "False" ? "false" : std::string(val);
         } else if (key == "dora" || key == "use_dora") {
             if (val == "1" || val == "true" || val == "True")
                 spec.dora = true;
@@ -115,12 +127,15 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
                 spec.dropout = *v;
             }
         } else {
-            return "unknown key '" + std::string(key) + "' (r, alpha, dropout, dtype, dora, targets)";
+            return "unknown key '" + std::string(key) +
+                   "' (r, alpha, dropout, dtype, dora, init_lora_weights, targets)";
         }
         if (comma == std::string_view::npos)
             break;
         p = comma + 1;
     }
+    if (spec.dora && spec.init == "mica")
+        return std::string("dora cannot take init_lora_weights=mica (PEFT applies one LoRA variant per layer)");
     if (spec.dora && !spec.parameters.empty())
         return std::string("dora cannot take target_parameters (PEFT's ParamWrapper has no DoRA)");
     out = spec;
@@ -129,8 +144,12 @@ std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out)
 
 int loraAdapterBytes(const LoraSpec& spec) noexcept { return spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4; }
 
-std::vector<std::string> loraFreezePatterns(bool dora)
+std::vector<std::string> loraFreezePatterns(bool dora, bool frozenB)
 {
+    // MiCA (variants.py MiCALinearVariant.init: _register_frozen_peft_weight(module, adapter_name, "lora_B")):
+    // only lora_A trains; DoRA has no MiCA variant (PEFT resolves one variant per layer)
+    if (frozenB)
+        return {"*", "!*lora_A*"};
     // PEFT's mark_only_lora_as_trainable (bias="none"): every base parameter frozen, every "lora_" one trained:
     // lora_A/lora_B, and DoRA's lora_magnitude_vector
     if (dora)
@@ -209,7 +228,7 @@ std::vector<std::string> adapterFreezePatterns(const LoraSpec& spec)
 {
     if (spec.method == PeftMethod::IA3)
         return {"*", "!*ia3_l*"}; // IA3Model._mark_only_adapters_as_trainable: the "ia3_" parameters
-    return loraFreezePatterns(spec.dora);
+    return loraFreezePatterns(spec.dora, spec.init == "mica");
 }
 
 int64_t quant4bitBytes(int64_t numel, bool doubleQuant) noexcept

@@ -208,6 +208,8 @@ json finetuneJson(const Model& model, const Report& report)
               {"transient_dequant_bytes", f.dequantTransientBytes}};
     if (c.finetune.lora.dora) // only there, so that the other outputs stay as they were
         j["dora"] = true;
+    if (c.finetune.lora.init != "true") // only there, as dora
+        j["init_lora_weights"] = c.finetune.lora.init;
     if (c.finetune.lora.method == PeftMethod::IA3 && c.finetune.lora.feedforward)
         j["feedforward"] = *c.finetune.lora.feedforward; // unset: PEFT's list for the model_type
     return j;

@@ -28,6 +28,9 @@ struct LoraSpec
     // LoraConfig(use_dora=True): DoRA's magnitude vector per adapted Linear and its forward (lora_graph.cpp)
     bool dora = false;
     PeftMethod method = PeftMethod::LoRA;
+    // LoraConfig.init_lora_weights, where it changes what trains: "mica" (MiCA, variants.py MiCALinearVariant)
+    // freezes lora_B; every other initialization ("true", "gaussian", "pissa", "olora", "eva", ...) trains both
+    std::string init = "true";
     // IA3Config.feedforward_modules: the targets whose input is scaled; unset: PEFT's mapping for the model_type
     std::optional<std::vector<std::string>> feedforward;
     // any adapters at all: LoRA's need a rank, IA3's none
@@ -58,8 +61,8 @@ std::optional<Quant> parseQuant(std::string_view s) noexcept;
 // separated). Returns the error text on bad input.
 std::optional<std::string> parseLoraSpec(std::string_view text, LoraSpec& out);
 // Freeze patterns that leave only the adapters trainable (engine: a "!pattern" un-freezes); with DoRA the
-// magnitude vectors train too.
-std::vector<std::string> loraFreezePatterns(bool dora = false);
+// magnitude vectors train too; with frozenB (MiCA) lora_B does not.
+std::vector<std::string> loraFreezePatterns(bool dora = false, bool frozenB = false);
 // "default" (PEFT's IA3 targets and feedforward modules for the model_type), or
 // "dtype=bf16,targets=k_proj,v_proj,down_proj,feedforward=down_proj" (lists last, as parseLoraSpec's; feedforward
 // must be among the targets, as IA3Config checks; "feedforward=none" for none). Returns the error text.
