@@ -397,7 +397,6 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         up = parts[1];
     } else {
         gate = b.linear(h2, M + ".gate_proj", a.hidden, a.intermediate, false);
-        up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
     }
     std::string act;
     if (a.gemma) {
@@ -408,6 +407,10 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         // SiLU: x * sigmoid(x), as torch.onnx writes F.silu
         act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
     }
+    // Python's order (LlamaMLP.forward: self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x)); Gemma,
+    // Mistral, Qwen alike): the activation runs before up_proj does
+    if (a.modelType != "phi3")
+        up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
     std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj", a.intermediate, a.hidden, false);
     if (a.gemmaNorms || a.postNorms)
         down = b.rmsNorm(down, L + ".post_feedforward_layernorm", a.hidden);
