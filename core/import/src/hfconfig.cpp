@@ -408,7 +408,8 @@ std::string mlp(Builder& b, const std::string& x, int64_t l, const std::string& 
         act = g.node("Mul", MS + "/act_fn", {gate, g.node("Sigmoid", MS + "/act_fn", {gate})});
     }
     // Python's order (LlamaMLP.forward: self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x)); Gemma,
-    // Mistral, Qwen alike): the activation runs before up_proj does
+    // Mistral, Qwen alike): the activation runs before up_proj does. (lit-gpt's LLaMAMLP computes fc_1 and fc_2
+    // before the silu; none of its published rows moves between the two orders.)
     if (a.modelType != "phi3")
         up = b.linear(h2, M + ".up_proj", a.hidden, a.intermediate, false);
     std::string down = b.linear(g.node("Mul", MS, {act, up}), M + ".down_proj", a.intermediate, a.hidden, false);
