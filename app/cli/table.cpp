@@ -214,9 +214,12 @@ void writeLayerTable(std::ostream& out, const Model& model, const Report& report
     for (const NodeCost& c : e.nodes)
         outputs += c.outputBytes;
     const ParamCounts params = countParams(model, report.config);
-    out << "Total params: " << params.total() << " (" << formatBytes(model.params.trainableBytes)
-        << "): " << params.trainable << " trainable, " << params.frozen << " frozen; " << model.params.buffers
-        << " buffer elements (" << formatBytes(model.params.bufferBytes) << ")\n";
+    // the bytes this run holds (the dtype policy's, the 4-bit format's), as the memory table's weights: the
+    // file's own dtypes (an fp32-built config.json) would contradict it
+    const Breakdown& held = e.memory;
+    out << "Total params: " << params.total() << " (" << formatBytes(held.weights - held.buffers)
+        << " held): " << params.trainable << " trainable, " << params.frozen << " frozen; " << model.params.buffers
+        << " buffer elements (" << formatBytes(held.buffers) << ")\n";
     out << "Sum of node outputs: " << formatBytes(outputs) << "\n\n";
 }
 

@@ -50,6 +50,10 @@ check "qlora recipe: --dtype bf16 kept" json_field dtype '"bf16"'
 check "lora table exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --lora r=8,alpha=16,targets=q_proj,v_proj
 check "header: trainable and frozen" grep -q "125 M params: 246 k trainable, 125 M frozen" "$tmp/out"
 check "table total: trainable and frozen" grep -q "Total params: 124914432 (.*): 245760 trainable, 124668672 frozen" "$tmp/out"
+# the bytes held in the run, as the memory table's weights: bf16 base (124,668,672 x 2) + fp32 adapters (245,760 x 4)
+# = 250,320,384 B, not the fp32 the config.json was built in
+check "bf16 table exits 0" expect_exit 0 "$cfg" --batch 2 --set seq=64 --dtype bf16 --lora r=8,alpha=16,targets=q_proj,v_proj
+check "table total: bytes held under bf16" grep -q "Total params: 124914432 (239 MiB held)" "$tmp/out"
 check "one shape node is 'node'" bash -c "! grep -q '(1 nodes)' '$tmp/out'"
 check "peft defaults recipe" expect_exit 0 "$cfg" --recipe peft-defaults --json
 check "peft defaults: q,v at r=8" json_field trainable_params 245760
