@@ -499,14 +499,6 @@
         <translation>层数（图节点）</translation>
     </message>
     <message>
-        <source>Trainable parameters</source>
-        <translation>可训练参数</translation>
-    </message>
-    <message>
-        <source>%1 (%2 elements, %3)</source>
-        <translation>%1（%2 个元素，%3）</translation>
-    </message>
-    <message>
         <source>Buffers</source>
         <translation>缓冲区</translation>
     </message>
@@ -1165,6 +1157,15 @@
     <message>
         <source>Fine-tuning: IA3 on %1; %2 trainable of %3 parameters</source>
         <translation>微调：IA3，作用于 %1；可训练参数 %2 / 共 %3</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>%1 (%2 elements: %3 trainable, %4 frozen; %5 held)</source>
+        <extracomment>%1 all parameters (short), %2 their exact count, %3 trainable ones, %4 frozen ones, %5 the bytes held</extracomment>
+        <translation>%1（%2 个元素：可训练 %3，冻结 %4；占用 %5）</translation>
     </message>
 </context>
 <context>

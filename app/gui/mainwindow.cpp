@@ -467,7 +467,9 @@ void MainWindow::onDetailsChanged()
     if (!(m_staleViews & LayersView)) // a hidden tree is sorted when it is shown (refreshShownPage)
         m_layers->proxy()->resortIfSorted();
     m_info->setModel(*model, report.evaluation.warnings);
-    m_info->setParamCounts(headroom::countParams(*model, report.config));
+    // the bytes held as the Breakdown's weights (the dtype policy's), not the file's
+    const headroom::Breakdown& held = report.evaluation.memory;
+    m_info->setParamCounts(headroom::countParams(*model, report.config), held.weights - held.buffers, held.buffers);
     // The Breakdown's summary line carries the plan, which the detail pass brings.
     m_staleViews |= OverviewView;
     refreshShownPage();

@@ -51,9 +51,11 @@ void ModelInfoPanel::setUnits(headroom::Units units)
 
 QString ModelInfoPanel::fileText() const { return m_file->text(); }
 
-void ModelInfoPanel::setParamCounts(const headroom::ParamCounts& counts)
+void ModelInfoPanel::setParamCounts(const headroom::ParamCounts& counts, int64_t heldBytes, int64_t heldBufferBytes)
 {
     m_counts = counts;
+    m_heldBytes = heldBytes;
+    m_heldBufferBytes = heldBufferBytes;
     refresh();
 }
 
@@ -82,10 +84,12 @@ void ModelInfoPanel::refresh()
     // line and the CLI say the same); the file's parameters are the total.
     if (m_counts)
         //: %1 trainable parameters, %2 frozen, %3 all of them, %4 their bytes, %5 buffer elements, %6 their bytes
-        m_params->setText(tr("%1 trainable · %2 frozen · %3 total (%4), %5 buffers (%6)")
-                              .arg(countText(m_counts->trainable), countText(m_counts->frozen),
-                                   countText(m_counts->total()), bytesText(m.params.trainableBytes, m_units),
-                                   countText(m.params.buffers), bytesText(m.params.bufferBytes, m_units)));
+        m_params->setText(
+            tr("%1 trainable · %2 frozen · %3 total (%4), %5 buffers (%6)")
+                .arg(countText(m_counts->trainable), countText(m_counts->frozen), countText(m_counts->total()),
+                     bytesText(m_heldBytes >= 0 ? m_heldBytes : m.params.trainableBytes, m_units),
+                     countText(m.params.buffers),
+                     bytesText(m_heldBufferBytes >= 0 ? m_heldBufferBytes : m.params.bufferBytes, m_units)));
     else
         m_params->setText(tr("%1 total (%2), %3 buffers (%4)")
                               .arg(countText(m.params.trainable), bytesText(m.params.trainableBytes, m_units),

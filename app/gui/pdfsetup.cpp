@@ -2,6 +2,7 @@
 #include "pdfsections.h"
 
 #include "headroom/hardware/gpus.h"
+#include "headroom/memory/finetune_summary.h"
 
 #include <algorithm>
 
@@ -20,6 +21,7 @@ void PdfReport::modelIdentity(ReportDocument& doc)
         const int64_t v = i < m_report.config.symbols.size() ? m_report.config.symbols[i] : s.value;
         symbols << tr("%1 = %2 (from %3)").arg(qs(s.name)).arg(v).arg(qs(s.origin));
     }
+    const headroom::ParamCounts counts = headroom::countParams(m_model, m_report.config);
     QList<std::pair<QString, QString>> rows = {
         {tr("File"), qs(info.file)},
         {tr("SHA-256"), qs(info.sha256)},
@@ -29,11 +31,18 @@ void PdfReport::modelIdentity(ReportDocument& doc)
         {tr("IR version"), QString::number(info.irVersion)},
         {tr("Opsets"), opsets.join(QStringLiteral(", "))},
         {tr("Layers (graph nodes)"), QString::number(m_model.nodes.size())},
-        {tr("Trainable parameters"), tr("%1 (%2 elements, %3)")
-                                         .arg(gui::countText(m_model.params.trainable))
-                                         .arg(m_model.params.trainable)
-                                         .arg(bytes(m_model.params.trainableBytes))},
-        {tr("Buffers"), tr("%1 elements, %2").arg(m_model.params.buffers).arg(bytes(m_model.params.bufferBytes))},
+        // "trainable" as everywhere (requires grad under this configuration); the bytes those the run holds, the
+        // Breakdown's weights, not the file's dtypes
+        {tr("Parameters"),
+         //: %1 all parameters (short), %2 their exact count, %3 trainable ones, %4 frozen ones, %5 the bytes held
+         tr("%1 (%2 elements: %3 trainable, %4 frozen; %5 held)")
+             .arg(gui::countText(counts.total()))
+             .arg(counts.total())
+             .arg(counts.trainable)
+             .arg(counts.frozen)
+             .arg(bytes(m_report.evaluation.memory.weights - m_report.evaluation.memory.buffers))},
+        {tr("Buffers"),
+         tr("%1 elements, %2").arg(m_model.params.buffers).arg(bytes(m_report.evaluation.memory.buffers))},
         {tr("Symbols"), symbols.isEmpty() ? tr("none (all shapes are static)") : symbols.join(QStringLiteral("; "))},
     };
     if (info.externalDataMissing)

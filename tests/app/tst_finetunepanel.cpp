@@ -591,6 +591,15 @@ private slots:
         panel.setParamCounts(counts);
         QVERIFY2(panel.paramsText().startsWith(QStringLiteral("6.82 M trainable · 8.03 G frozen · 8.04 G total")),
                  qPrintable(panel.paramsText()));
+        // the bytes are what the run holds (the main window passes the Breakdown's): in bf16 the frozen base at 2
+        // bytes and PEFT's fp32 adapters at 4, not the fp32 the config.json was built in
+        c.dtype = DtypePolicy::BF16;
+        const Breakdown held = evaluate(m, c).memory;
+        QCOMPARE(held.weights - held.buffers, int64_t(8030261248) * 2 + counts.trainable * 4);
+        panel.setParamCounts(counts, held.weights - held.buffers, held.buffers);
+        QVERIFY2(panel.paramsText().contains(
+                     QStringLiteral("total (%1)").arg(bytesText(held.weights - held.buffers, Units::IEC))),
+                 qPrintable(panel.paramsText()));
         QVERIFY(panel.fileText().contains(QStringLiteral("architecture only")));
         auto* warnings = panel.findChild<QListWidget*>();
         QVERIFY(warnings);

@@ -107,6 +107,13 @@ private slots:
         const QString layerLine = QStringLiteral("Layer table (%1 layers)").arg(layers);
         QVERIFY2(text.contains(layerLine), qPrintable(layerLine));
         QVERIFY(text.contains(QString::fromStdString(model.info.sha256)));
+        // The parameters as the JSON counts them (params.trainable / frozen), with the bytes the run holds
+        const QString params = QStringLiteral("elements: %1 trainable, %2 frozen; %3 held")
+                                   .arg(json.at("params").at("trainable").get<int64_t>())
+                                   .arg(json.at("params").at("frozen").get<int64_t>())
+                                   .arg(QString::fromStdString(headroom::formatBytes(r.evaluation.memory.weights -
+                                                                                     r.evaluation.memory.buffers)));
+        QVERIFY2(text.contains(params), qPrintable(params));
         // The full layer table: every node's row number appears (rows are never dropped or clipped away).
         QVERIFY2(text.contains(QRegularExpression(QStringLiteral("\\n\\s*%1\\s+\\S").arg(layers))), "last table row");
         QVERIFY(text.contains(QStringLiteral("Assumptions and formulas")));
