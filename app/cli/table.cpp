@@ -290,7 +290,8 @@ void writePeakAndGpus(std::ostream& out, const Model& model, const Report& repor
                 << formatBytes(g.optimizer) << ", activations " << formatBytes(g.activations) << ")\n";
             if (g.reservedAtCapacity > 0) // the need was above the capacity (GpuShare::reservedAtCapacity)
                 out << "         at capacity: the allocator gives its cache back and retries, holding "
-                    << formatBytes(g.reservedAtCapacity) << " reserved (" << formatBytes(g.reservedPeak)
+                    << formatBytes(g.reservedAtCapacityLow) << " to " << formatBytes(g.reservedAtCapacity)
+                    << " reserved as its first failed cudaMalloc comes (" << formatBytes(g.reservedPeak)
                     << " without the limit)\n";
         }
         for (const std::string& n : report.cluster.notes)

@@ -578,6 +578,14 @@ GpuShare shareFrom(const Derived& d, const Evaluation& ev, const Config& config,
         g.needed + config.marginBytes > config.gpu.capacity) {
         if (replayUnderCapacity(d.events, config, g.sideReserved).fits) {
             g.reservedAtCapacity = atCapacityReserved(config);
+            // CUDACachingAllocator.cpp malloc: alloc_block fails when cudaMalloc of the segment does, i.e. when
+            // reserved + segment > what the card leaves; the peak statistic holds the reserved bytes just before
+            // that first failure, so it is above the budget less the largest segment the step asks for.
+            int64_t largestSegment = 0;
+            for (const AllocEvent& e : d.events)
+                if (e.kind == AllocEvent::Kind::Alloc)
+                    largestSegment = std::max(largestSegment, CachingAllocatorModel::segmentSizeFor(e.bytes));
+            g.reservedAtCapacityLow = std::max(g.peak, g.reservedAtCapacity - largestSegment);
             // The verdict keeps the safety margin free, as one GPU's does (maxbatch.cpp replayFitsSafely: the
             // allocator model's placement error at capacity, docs/ACCURACY.md "Safe max batch"); without it the
             // need stays the unconstrained one and the GPU reads "does not fit".

@@ -309,7 +309,10 @@ json gpusJson(const ClusterEvaluation& cluster)
                         {"cpu_bytes", g.cpuBytes},
                         {"needed", g.needed}});
         if (g.reservedAtCapacity > 0) // only where the need was above the capacity
+        {
             gpus.back()["reserved_at_capacity"] = g.reservedAtCapacity;
+            gpus.back()["reserved_at_capacity_low"] = g.reservedAtCapacityLow;
+        }
     }
     return gpus;
 }

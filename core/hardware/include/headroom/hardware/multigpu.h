@@ -28,6 +28,11 @@ struct GpuShare
     // context where the step also fits with the safety margin kept free (else it stays the unconstrained need:
     // "does not fit"). 0: not at capacity, or the step does not fit even so.
     int64_t reservedAtCapacity = 0;
+    // The least torch.cuda.max_memory_reserved can read at capacity (0 where reservedAtCapacity is 0): a cudaMalloc
+    // fails only when the reserved bytes plus the segment it asks for pass what the card leaves, so the first
+    // failure comes above that budget less the step's largest segment (multigpu.cpp shareFrom). Where between the
+    // two a run reads depends on which request fails first, which the allocator model does not pin down.
+    int64_t reservedAtCapacityLow = 0;
     int64_t lossBytes = 0; // loss-side tensors live at this GPU's peak (part of `activations`)
 };
 
