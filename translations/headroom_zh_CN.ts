@@ -1174,21 +1174,9 @@
         <source>paged AdamW</source>
         <translation>分页 AdamW</translation>
     </message>
-    <message numerus="yes">
-        <source>%n gradient accumulation step(s)</source>
-        <translation>
-            <numerusform>%n 步梯度累积</numerusform>
-        </translation>
-    </message>
     <message>
         <source>per-layer checkpointing</source>
         <translation>逐层检查点</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n checkpoint segment(s)</source>
-        <translation>
-            <numerusform>%n 个检查点分段</numerusform>
-        </translation>
     </message>
     <message>
         <source>shard across the GPUs (%1)</source>
@@ -1219,14 +1207,6 @@
         <translation>批大小 %1</translation>
     </message>
     <message>
-        <source>%1 × %2</source>
-        <translation>%1 块 %2</translation>
-    </message>
-    <message>
-        <source>a %1</source>
-        <translation>一块 %1</translation>
-    </message>
-    <message>
         <source>No change Headroom knows of makes it fit.</source>
         <translation>Headroom 已知的改动都无法使其放下。</translation>
     </message>
@@ -1241,11 +1221,6 @@
         <translation>最接近的方案仍然放不下：%1 → 需要 %2。</translation>
     </message>
     <message>
-        <source>Nothing fits this GPU. It fits with %1 → needs %2, %3 to spare.</source>
-        <extracomment>%1 the steps (ending with the hardware), %2 the need after them, %3 what is left</extracomment>
-        <translation>这块 GPU 上无法放下。改用 %1 可以放下 → 需要 %2，剩余 %3。</translation>
-    </message>
-    <message>
         <source>To fit: %1 → needs %2, %3 to spare.</source>
         <extracomment>%1 the steps, %2 the need after them, %3 what is left on the GPU</extracomment>
         <translation>放下的方案：%1 → 需要 %2，剩余 %3。</translation>
@@ -1253,6 +1228,29 @@
     <message>
         <source>LoRA adapters (r %1, PEFT defaults) instead of full fine-tuning</source>
         <translation>用 LoRA 适配器（r %1，PEFT 默认值）代替全量微调</translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × %2 accumulation steps</source>
+        <extracomment>%1 the batch of one step, %2 the steps</extracomment>
+        <translation>微批次 %1 × %2 步梯度累积</translation>
+    </message>
+    <message>
+        <source>%1 checkpoint segments</source>
+        <translation>%1 个检查点分段</translation>
+    </message>
+    <message>
+        <source>%1 × %2 (%3)</source>
+        <extracomment>%1 the GPU count, %2 the GPU, %3 how the model is sharded over them</extracomment>
+        <translation>%1 块 %2（%3）</translation>
+    </message>
+    <message>
+        <source>a larger GPU (%1)</source>
+        <translation>更大的 GPU（%1）</translation>
+    </message>
+    <message>
+        <source>Nothing on this GPU makes it fit: with %1 → needs %2, %3 to spare.</source>
+        <extracomment>%1 the steps (ending with the hardware), %2 the need after them, %3 what is left</extracomment>
+        <translation>这块 GPU 上没有办法放下：改用 %1 → 需要 %2，剩余 %3。</translation>
     </message>
 </context>
 <context>
@@ -1526,6 +1524,10 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>Dequantized weight</source>
         <translation>反量化权重</translation>
+    </message>
+    <message>
+        <source>Optimizer-step temporaries</source>
+        <translation>优化器步骤的临时张量</translation>
     </message>
 </context>
 <context>

@@ -245,6 +245,8 @@ void writeMemory(std::ostream& out, const Model& model, const Report& report)
         item("activations saved", m.activationsSaved);
     }
     item("activations live at peak", m.activationsPeak);
+    if (const int64_t step = peakParts(report.evaluation).back().bytes; step > 0)
+        item("optimizer-step temporaries", step); // the rest of an optimizer-step peak (peakParts)
     item("peak (allocated)", m.peak);
     item("peak (reserved)", m.reservedPeak);
     if (m.reservedPeakAt > 0) { // --vary: which step of the varying symbol reserves the most
@@ -299,23 +301,11 @@ void writePeakAndGpus(std::ostream& out, const Model& model, const Report& repor
     }
 }
 
-// The plan that makes it fit (FitPlan), as the GUI's banner and the PDF say it.
+// The plan that makes it fit (FitPlan): core's sentence, the one the GUI's banner and the PDF say.
 void writePlan(std::ostream& out, const FitPlan& p)
 {
-    if (p.fitsBefore || p.capacity <= 0)
-        return;
-    if (p.steps.empty()) {
-        out << "No change Headroom knows of makes it fit\n";
-        return;
-    }
-    out << (!p.fits ? "Closest plan, still too big:" : p.sameGpu ? "To fit:" : "Nothing fits this GPU; it fits with:");
-    for (size_t i = 0; i < p.steps.size(); ++i)
-        out << (i ? " +" : "") << " " << p.steps[i].summary
-            << (p.steps[i].kind == PlanStep::Kind::LargerGpu ? "" : " (-" + formatBytes(p.steps[i].saving) + ")");
-    out << " -> needs " << formatBytes(p.needAfter);
-    if (p.fits)
-        out << ", " << formatBytes(p.capacity - p.needAfter) << " to spare";
-    out << "\n";
+    if (const std::string text = planText(p); !text.empty())
+        out << text << "\n";
 }
 
 // The verdict, the largest batch or symbol value that fits, and what would help.

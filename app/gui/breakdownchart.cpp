@@ -163,7 +163,7 @@ void BreakdownChart::makeSummary(const headroom::Report& report)
                              .arg(bytesText(need, m_units), bytesText(m_capacity, m_units), items.join(tr(", ")))
                        //: %1 the need, %2 the parts of the need
                        : tr("Needs %1: %2.").arg(bytesText(need, m_units), items.join(tr(", ")));
-    if (const QString plan = planText(report.fitPlan, m_units); !plan.isEmpty())
+    if (const QString plan = gui::planText(report.fitPlan, m_units); !plan.isEmpty())
         text += QLatin1Char(' ') + plan;
     m_summary = text;
     emit summaryChanged(m_summary);
@@ -214,15 +214,22 @@ void BreakdownChart::addClusterBars(const headroom::Report& report)
 void BreakdownChart::addSingleBar(const headroom::Report& report)
 {
     const headroom::Breakdown& m = report.evaluation.memory;
-    const int64_t stored = m.weights + m.dequantTransient + m.gradients + m.optimizer + m.masterWeights;
     const int64_t cache = std::max<int64_t>(0, report.fit.needed - m.peak - m.workspace - m.context);
-    m_bars.push_back({{tr("Weights"), m.weights, Weights},
-                      {tr("Gradients"), m.gradients, Gradients},
-                      {tr("Optimizer states"), m.optimizer, Optimizer},
-                      {tr("Master weights"), m.masterWeights, MasterWeights},
+    // The peak's parts as core names them (headroom::peakParts), the CLI's and the JSON's figures.
+    using K = headroom::PeakPart::Kind;
+    int64_t part[8] = {};
+    for (const headroom::PeakPart& p : headroom::peakParts(report.evaluation))
+        part[static_cast<size_t>(p.kind)] = p.bytes;
+    const auto of = [&part](K k) { return part[static_cast<size_t>(k)]; };
+    m_bars.push_back({{tr("Weights"), of(K::Weights), Weights},
+                      {tr("Gradients"), of(K::Gradients), Gradients},
+                      {tr("Optimizer states"), of(K::Optimizer), Optimizer},
+                      {tr("Master weights"), of(K::MasterWeights), MasterWeights},
                       // QLoRA: the 4-bit weight a matmul unpacks, held at the peak beside the stored weights
-                      {tr("Dequantized weight"), m.dequantTransient, Weights},
-                      {tr("Activations"), std::max<int64_t>(0, m.peak - stored), Activations},
+                      {tr("Dequantized weight"), of(K::DequantizedWeight), Weights},
+                      {tr("Activations"), of(K::Activations) + of(K::Input), Activations},
+                      // An optimizer-step peak's foreach/fused temporaries: not activations
+                      {tr("Optimizer-step temporaries"), of(K::OptimizerStep), Other},
                       {tr("Allocator cache"), cache, AllocatorCache},
                       {tr("Workspace"), m.workspace, Workspace},
                       {tr("CUDA context"), m.context, Context}});

@@ -89,7 +89,7 @@ void PdfReport::presetVerdicts(ReportDocument& doc)
 void PdfReport::advice(ReportDocument& doc)
 {
     // The plan that makes it fit, in the banner's words, before the changes one at a time.
-    if (const QString plan = planText(m_report.fitPlan, m_options.units); !plan.isEmpty()) {
+    if (const QString plan = gui::planText(m_report.fitPlan, m_options.units); !plan.isEmpty()) {
         doc.heading(tr("What makes it fit"));
         doc.paragraph(plan);
     }

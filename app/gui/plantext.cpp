@@ -12,16 +12,20 @@ class PlanText
 };
 } // namespace
 
-QString planStepText(const headroom::PlanStep& s)
+// The English source strings are core's words (core/report/src/plan_text.cpp), so that an untranslated window
+// prints what headroom-cli prints (tst_onereport holds them equal).
+QString planStepText(const headroom::PlanStep& s, headroom::Strategy strategy)
 {
     using K = headroom::PlanStep::Kind;
     const QLocale locale;
     switch (s.kind) {
     case K::PagedOptimizer: return PlanText::tr("paged AdamW");
-    case K::Accumulate: return PlanText::tr("%n gradient accumulation step(s)", nullptr, static_cast<int>(s.value));
+    case K::Accumulate:
+        //: %1 the batch of one step, %2 the steps
+        return PlanText::tr("micro-batch %1 × %2 accumulation steps").arg(s.microBatch).arg(s.value);
     case K::LayerCheckpoint: return PlanText::tr("per-layer checkpointing");
-    case K::Segments: return PlanText::tr("%n checkpoint segment(s)", nullptr, static_cast<int>(s.value));
-    case K::Shard: return PlanText::tr("shard across the GPUs (%1)").arg(qs(s.name));
+    case K::Segments: return PlanText::tr("%1 checkpoint segments").arg(s.value);
+    case K::Shard: return PlanText::tr("shard across the GPUs (%1)").arg(qs(headroom::shardName(s.name)));
     case K::Optimizer8bit: return PlanText::tr("8-bit optimizer state (%1)").arg(qs(s.name));
     case K::Bf16: return PlanText::tr("pure bf16");
     case K::Lora: return PlanText::tr("LoRA adapters (r %1, PEFT defaults) instead of full fine-tuning").arg(s.value);
@@ -30,8 +34,13 @@ QString planStepText(const headroom::PlanStep& s)
     case K::ShorterSequence:
         return PlanText::tr("sequence length %1").arg(locale.toString(static_cast<qlonglong>(s.value)));
     case K::SmallerBatch: return PlanText::tr("batch %1").arg(s.value);
-    case K::MoreGpus: return PlanText::tr("%1 × %2").arg(s.value).arg(gpuDisplayName(s.name));
-    case K::LargerGpu: return PlanText::tr("a %1").arg(gpuDisplayName(s.name));
+    case K::MoreGpus:
+        //: %1 the GPU count, %2 the GPU, %3 how the model is sharded over them
+        return PlanText::tr("%1 × %2 (%3)")
+            .arg(s.value)
+            .arg(qs(headroom::shortGpuName(s.name)),
+                 strategy == headroom::Strategy::ZeRO3 ? QStringLiteral("ZeRO-3") : QStringLiteral("FSDP"));
+    case K::LargerGpu: return PlanText::tr("a larger GPU (%1)").arg(qs(s.name));
     }
     return qs(s.summary);
 }
@@ -46,8 +55,9 @@ QString planText(const headroom::FitPlan& p, headroom::Units units)
     for (const headroom::PlanStep& s : p.steps)
         //: a step of the plan to fit: %1 the change, %2 the memory it saves
         steps << (s.kind == headroom::PlanStep::Kind::LargerGpu
-                      ? planStepText(s) // taken for its capacity, not for a saving
-                      : PlanText::tr("%1 (−%2)").arg(planStepText(s), bytesText(s.saving, units)));
+                      ? gui::planStepText(s, p.config.strategy) // taken for its capacity, not for a saving
+                      : PlanText::tr("%1 (−%2)")
+                            .arg(gui::planStepText(s, p.config.strategy), bytesText(s.saving, units)));
     const QString chain = steps.join(QStringLiteral(" + "));
     if (!p.fits)
         //: %1 the steps, %2 the need after them
@@ -55,7 +65,7 @@ QString planText(const headroom::FitPlan& p, headroom::Units units)
     const QString spare = bytesText(p.capacity - p.needAfter, units);
     if (!p.sameGpu)
         //: %1 the steps (ending with the hardware), %2 the need after them, %3 what is left
-        return PlanText::tr("Nothing fits this GPU. It fits with %1 → needs %2, %3 to spare.")
+        return PlanText::tr("Nothing on this GPU makes it fit: with %1 → needs %2, %3 to spare.")
             .arg(chain, bytesText(p.needAfter, units), spare);
     //: %1 the steps, %2 the need after them, %3 what is left on the GPU
     return PlanText::tr("To fit: %1 → needs %2, %3 to spare.").arg(chain, bytesText(p.needAfter, units), spare);

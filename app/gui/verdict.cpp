@@ -186,9 +186,9 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
         return;
     }
     QString text = verdictText(report, units);
-    if (const QString plan = planText(report.fitPlan, units);
-        !m_fits && !plan.isEmpty() && !report.fitPlan.steps.empty()) {
-        // The plan that makes it fit, in the Breakdown's and the CLI's words, instead of lone changes.
+    if (const QString plan = gui::planText(report.fitPlan, units); !plan.isEmpty() && !report.fitPlan.steps.empty()) {
+        // The plan that makes it fit, in the Breakdown's and the CLI's words, instead of lone changes: shown
+        // wherever the CLI shows it (the plan's "fits before" is the report's verdict, fitsSafely).
         text += QStringLiteral(". ") + plan;
     } else if (!m_fits) {
         QStringList tips;

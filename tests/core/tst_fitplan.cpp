@@ -61,6 +61,13 @@ int64_t freshNeed(const Model& m, const Config& c)
     return computeFit(m, c, evaluate(m, c)).needed;
 }
 
+// The verdict a plan stops on, judged afresh: "fits" (Fit::fitsSafely) with room to spare (not at capacity).
+bool freshFitsWithRoom(const Model& m, const Config& c)
+{
+    const Fit f = computeFitOnly(makePlan(m, c), c, evaluate(m, c));
+    return f.fitsSafely && !f.atCapacity;
+}
+
 void print(const FitPlan& plan)
 {
     QString line = QStringLiteral("need %1 MiB").arg(plan.needBefore >> 20);
@@ -159,7 +166,8 @@ private slots:
             std::find_if(m.symbols.begin(), m.symbols.end(), [](const Symbol& s) { return s.name == "seq"; }) -
             m.symbols.begin());
         longer.symbols[size_t(seq)] = last.value + 128;
-        QVERIFY(freshNeed(m, longer) > c.gpu.capacity);
+        QVERIFY(freshFitsWithRoom(m, plan.config));
+        QVERIFY(!freshFitsWithRoom(m, longer));
     }
 
     // Full fine-tuning of gemma-2-9b on a 3 GiB card: nothing on it fits; the plan ends with the smallest

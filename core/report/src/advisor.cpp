@@ -21,7 +21,7 @@ Judge::Judge(const Model& model, const Config& config, const EnginePlan* plan)
 
 // A config the plan does not match (freeze list, precision class, attention) needs a new plan;
 // evaluate(model, ...) builds it.
-int64_t Judge::need(const Config& c) const
+Judge::Judged Judge::judge(const Config& c) const
 {
     const bool samePlan = planMatches(m_plan, c);
     if (multiGpu(c)) {
@@ -29,29 +29,36 @@ int64_t Judge::need(const Config& c) const
         int64_t n = 0;
         for (const auto& g : cl.gpus)
             n = std::max(n, g.needed);
-        return n;
+        return {n, c.gpu.capacity > 0 && n + c.marginBytes <= c.gpu.capacity};
     }
     // The fit's own figure: what the step holds under capacity when the allocator gives cache back.
     // Only the need is read, which the light evaluation gives the same (reserved peak included), and its
     // one simulation also gives the events the replay under capacity reads; the plan is built once, for
     // the changed config's freeze list and precision class.
-    if (samePlan)
-        return computeFitLight(m_plan, c).needed;
-    return computeFitLight(makePlan(m_model, c), c).needed;
+    const Fit f = computeFitLight(samePlan ? m_plan : makePlan(m_model, c), c);
+    return {f.needed, f.capacity > 0 && f.fitsSafely};
 }
 
+namespace {
+// The report's figures where it has them (one GPU), else the judge's.
+Judge::Judged judgedBefore(const Judge& judge, const Config& c, const AdviceInputs& inputs)
+{
+    if (inputs.need && inputs.fits && c.gpus <= 1 && c.strategy == Strategy::Single)
+        return {*inputs.need, *inputs.fits};
+    return judge.judge(c);
+}
+} // namespace
+
 Situation::Situation(const Model& m, const Config& c, const AdviceInputs& inputs)
-    : model(m), config(c), known(inputs), judge(m, c, inputs.plan),
-      before(inputs.need && c.gpus <= 1 && c.strategy == Strategy::Single ? *inputs.need : judge.need(c)),
-      fitsBefore(Judge::fits(c, before)), train(c.mode == Mode::Train), batch(batchOf(m, c))
+    : model(m), config(c), known(inputs), judge(m, c, inputs.plan), before(judgedBefore(judge, c, inputs).need),
+      fitsBefore(judgedBefore(judge, c, inputs).fits), train(c.mode == Mode::Train), batch(batchOf(m, c))
 {
 }
 
 Advice Tips::judged(Advice::Kind kind, std::string summary, const Config& changed) const
 {
-    Advice a{kind, std::move(summary), changed, m_s.before, m_s.judge.need(changed), false};
-    a.fitsAfter = Judge::fits(changed, a.needAfter);
-    return a;
+    const Judge::Judged j = m_s.judge.judge(changed);
+    return Advice{kind, std::move(summary), changed, m_s.before, j.need, j.fits};
 }
 
 void Tips::consider(Advice::Kind kind, std::string summary, const Config& changed)

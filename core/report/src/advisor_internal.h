@@ -16,12 +16,16 @@ class Judge
 {
 public:
     Judge(const Model& model, const Config& config, const EnginePlan* plan);
-    // What must fit on the most loaded GPU: peak or reserved (per config.allocator) + context + workspace.
-    int64_t need(const Config& c) const;
-    static bool fits(const Config& c, int64_t need)
+    // What must fit on the most loaded GPU: peak or reserved (per config.allocator) + context + workspace;
+    // and the verdict the report gives it (Fit::fitsSafely on one GPU, the cluster fit on several), so that a
+    // tip never says "fits" where the banner would say "does not fit".
+    struct Judged
     {
-        return c.gpu.capacity > 0 && need <= c.gpu.capacity - c.marginBytes;
-    }
+        int64_t need = 0;
+        bool fits = false;
+    };
+    Judged judge(const Config& c) const;
+    int64_t need(const Config& c) const { return judge(c).need; }
     const EnginePlan& plan() const { return m_plan; }
 
 private:

@@ -6,6 +6,7 @@
 #include "headroom/import/batch.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace headroom::advisor {
 namespace {
@@ -21,22 +22,60 @@ std::string zeroName(Strategy s)
     }
 }
 
-// The layers a user would freeze "from the bottom": the first level of the layer tree with more than one
-// child, in topological order.
+// The children of `layer` that hold parameters, in topological order.
+std::vector<int> paramChildren(const Model& model, int layer)
+{
+    std::vector<int> out;
+    for (int c : model.layers[size_t(layer)].children)
+        if (model.layers[size_t(c)].params > 0)
+            out.push_back(c);
+    std::sort(out.begin(), out.end(),
+              [&](int a, int b) { return model.layers[size_t(a)].firstNode < model.layers[size_t(b)].firstNode; });
+    return out;
+}
+
+// "layers.12", "12": an entry of a ModuleList or Sequential.
+bool numbered(const std::string& name)
+{
+    const size_t dot = name.find_last_of('.');
+    const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
+    return !last.empty() && std::all_of(last.begin(), last.end(), [](unsigned char ch) { return std::isdigit(ch); });
+}
+
+// The stack of repeated blocks that holds most of the model (a transformer's `model.layers.*`: the 32 decoder
+// layers of a Llama, beside its embedding and norm), reached through the children that hold at least half of
+// their parent's parameters; empty where there is none (a ResNet's stages are not one stack).
+std::vector<int> blockStack(const Model& model, int at)
+{
+    constexpr size_t kMinBlocks = 4;
+    const std::vector<int> children = paramChildren(model, at);
+    std::vector<int> blocks;
+    int64_t held = 0;
+    for (int c : children)
+        if (numbered(model.layers[size_t(c)].name)) {
+            blocks.push_back(c);
+            held += model.layers[size_t(c)].params;
+        }
+    if (blocks.size() >= kMinBlocks && held * 2 >= model.layers[size_t(at)].params)
+        return blocks;
+    for (int c : children)
+        if (model.layers[size_t(c)].params * 2 >= model.layers[size_t(at)].params)
+            return blockStack(model, c);
+    return {};
+}
+
+// The layers a user would freeze "from the bottom": the blocks of the stack that holds most of the model,
+// else the first level of the layer tree with more than one child, in topological order.
 std::vector<int> topBlocks(const Model& model)
 {
     if (model.layers.empty())
         return {};
+    if (std::vector<int> stack = blockStack(model, 0); !stack.empty())
+        return stack;
     int at = 0;
     while (model.layers[size_t(at)].children.size() == 1)
         at = model.layers[size_t(at)].children.front();
-    std::vector<int> blocks;
-    for (int c : model.layers[size_t(at)].children)
-        if (model.layers[size_t(c)].params > 0)
-            blocks.push_back(c);
-    std::sort(blocks.begin(), blocks.end(),
-              [&](int a, int b) { return model.layers[size_t(a)].firstNode < model.layers[size_t(b)].firstNode; });
-    return blocks;
+    return paramChildren(model, at);
 }
 
 // The largest global batch below the current one whose heaviest GPU fits.
@@ -45,7 +84,7 @@ int64_t largestFittingClusterBatch(const Situation& s)
     int64_t lo = 0, hi = s.batch - 1;
     while (lo < hi) {
         const int64_t mid = lo + (hi - lo + 1) / 2;
-        if (Judge::fits(s.config, s.judge.need(withBatch(s.model, s.config, mid))))
+        if (s.judge.judge(withBatch(s.model, s.config, mid)).fits)
             lo = mid;
         else
             hi = mid - 1;
@@ -62,13 +101,14 @@ Config withDtype(const Config& config, DtypePolicy dtype)
 
 } // namespace
 
-// Smaller batch: the largest that fits (only worth saying when the current one does not).
+// Smaller batch: the largest that fits (only worth saying when the current one does not): the safe max batch
+// the report gives (Fit::maxBatch), never the model's own boundary above it.
 void tryBatch(const Situation& s, Tips& tips)
 {
     if (s.fitsBefore || s.config.gpu.capacity <= 0 || s.model.batchSymbol < 0 || s.batch <= 1)
         return;
     const int64_t best = multiGpu(s.config) ? largestFittingClusterBatch(s)
-                                            : std::min(maxBatch(s.judge.plan(), s.config, s.batch), s.batch - 1);
+                                            : std::min(safeMaxBatch(s.judge.plan(), s.config, s.batch), s.batch - 1);
     if (best >= 1)
         tips.consider(Advice::Kind::Batch, "batch " + std::to_string(best), withBatch(s.model, s.config, best));
 }
@@ -144,12 +184,13 @@ void tryFreeze(const Situation& s, Tips& tips)
         return;
     const size_t k = blocks.size() / 2;
     Config c = s.config;
-    std::string names;
-    for (size_t i = 0; i < k; ++i) {
-        const LayerNode& layer = s.model.layers[size_t(blocks[i])];
-        c.freeze.push_back(layer.path); // a layer path freezes its subtree
-        names += (i ? ", " : "") + layer.name;
-    }
+    for (size_t i = 0; i < k; ++i)
+        c.freeze.push_back(s.model.layers[size_t(blocks[i])].path); // a layer path freezes its subtree
+    // Two names at most, the first and the last: a 25,000-block model's tip stays one short line.
+    const std::string& first = s.model.layers[size_t(blocks.front())].name;
+    const std::string names = k == 1   ? first
+                              : k == 2 ? first + ", " + s.model.layers[size_t(blocks[1])].name
+                                       : first + " to " + s.model.layers[size_t(blocks[k - 1])].name;
     tips.consider(Advice::Kind::Freeze,
                   "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size()) + " blocks (" +
                       names + ")",

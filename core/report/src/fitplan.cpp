@@ -73,19 +73,39 @@ public:
         m_plans.push_back(makePlan(model, c));
         return m_plans.back();
     }
-    // What must fit on the most loaded GPU, as the fit counts it.
-    int64_t need(const Config& c)
+    // What must fit on the most loaded GPU, as the fit counts it, and the verdict the report gives on it
+    // (Fit::fitsSafely on one GPU, the cluster fit on several), so that a plan never calls "fits" what the
+    // banner calls "does not fit".
+    struct Judged
+    {
+        int64_t need = 0;
+        bool fits = false;
+        bool atCapacity = false; // it fits only because the allocator gives its cache back at the card's limit
+    };
+    Judged judge(const Config& c)
     {
         const EnginePlan plan = planFor(c);
-        if (!multiGpu(c))
-            return computeFitLight(plan, c).needed;
-        int64_t n = 0;
-        for (const GpuShare& g : evaluateCluster(plan, c).gpus)
-            n = std::max(n, g.needed);
-        return n;
+        if (!multiGpu(c)) {
+            const Fit f = computeFitLight(plan, c);
+            return {f.needed, f.capacity > 0 && f.fitsSafely, f.atCapacity};
+        }
+        Judged j;
+        for (const GpuShare& g : evaluateCluster(plan, c).gpus) {
+            j.need = std::max(j.need, g.needed);
+            j.atCapacity = j.atCapacity || g.reservedAtCapacity > 0;
+        }
+        j.fits = c.gpu.capacity > 0 && j.need <= usable(c);
+        return j;
+    }
+    int64_t need(const Config& c) { return judge(c).need; }
+    // A plan ends where the verdict is "fits" with room to spare: a step that fits only at capacity (the
+    // allocator retrying at the card's limit, "0 B to spare") is not where a plan stops.
+    bool fitsWithRoom(const Config& c)
+    {
+        const Judged j = judge(c);
+        return j.fits && !j.atCapacity;
     }
     static int64_t usable(const Config& c) { return c.gpu.capacity - c.marginBytes; }
-    static bool fits(const Config& c, int64_t need) { return c.gpu.capacity > 0 && need <= usable(c); }
 
 private:
     const Model& m_model;
@@ -176,12 +196,13 @@ private:
         for (; int64_t(s) * 2 <= b; s *= 2) {
             Config t = c;
             t.accumulate = s;
-            if (Needs::fits(t, m_needs.need(t)))
+            if (m_needs.fitsWithRoom(t))
                 break;
         }
         c.accumulate = s;
-        return step(Kind::Accumulate,
-                    "micro-batch " + std::to_string(b / s) + " × " + std::to_string(s) + " accumulation steps", s, "");
+        PlanStep st = step(Kind::Accumulate, "", s, "");
+        st.microBatch = b / s;
+        return st;
     }
     std::optional<PlanStep> segments(Config& c)
     {
@@ -242,7 +263,7 @@ private:
             const int64_t mid = lo + (hi - lo + 1) / 2;
             Config t = c;
             t.symbols[size_t(symbol)] = mid * grid;
-            if (Needs::fits(t, m_needs.need(t)))
+            if (m_needs.fitsWithRoom(t))
                 lo = mid;
             else
                 hi = mid - 1;
@@ -285,7 +306,7 @@ private:
             t.gpus = n;
             if (!(t.strategy == Strategy::ZeRO3 || t.strategy == Strategy::FSDP))
                 t.strategy = Strategy::FSDP;
-            if (Needs::fits(t, m_needs.need(t))) {
+            if (m_needs.fitsWithRoom(t)) {
                 c = t;
                 return step(Kind::MoreGpus,
                             std::to_string(n) + " × " + c.gpu.name + " (" + std::string(toString(c.strategy)) + ")", n,
@@ -305,7 +326,7 @@ private:
                 continue;
             Config t = c;
             t.gpu = g;
-            if (Needs::fits(t, m_needs.need(t))) {
+            if (m_needs.fitsWithRoom(t)) {
                 c = t;
                 return step(Kind::LargerGpu, g.name, c.gpus, g.name);
             }
@@ -344,6 +365,7 @@ struct Chain
     std::vector<PlanStep> steps;
     Config config;
     int64_t need = 0;
+    bool fits = false; // Needs::fitsWithRoom of `config`
 };
 
 // The given kinds applied in order to `base`, each with the need after it.
@@ -355,7 +377,9 @@ Chain runChain(const std::vector<Kind>& kinds, const Config& base, int64_t needB
         std::optional<PlanStep> s = steps.apply(k, t);
         if (!s)
             continue;
-        s->needAfter = needs.need(t);
+        const Needs::Judged j = needs.judge(t);
+        ch.fits = j.fits && !j.atCapacity;
+        s->needAfter = j.need;
         s->saving = ch.need - s->needAfter;
         ch.need = s->needAfter;
         ch.config = std::move(t);
@@ -403,20 +427,22 @@ FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* kn
     FitPlan plan;
     plan.config = config;
     plan.capacity = Needs::usable(config);
-    plan.needBefore = plan.needAfter = needs.need(config);
-    plan.fitsBefore = plan.fits = Needs::fits(config, plan.needBefore);
+    const Needs::Judged before = needs.judge(config);
+    plan.needBefore = plan.needAfter = before.need;
+    plan.fitsBefore = plan.fits = before.fits; // the report's verdict (Fit::fitsSafely / the cluster fit)
     if (plan.fitsBefore || config.gpu.capacity <= 0)
         return plan;
     // Greedy: take each change that saves memory, cheapest loss first, until it fits.
-    Chain greedy{{}, config, plan.needBefore};
+    Chain greedy{{}, config, plan.needBefore, false};
     for (Kind k : kOrder) {
         Config t = greedy.config;
         std::optional<PlanStep> s = steps.apply(k, t);
         if (!s)
             continue;
-        const int64_t n = needs.need(t);
+        const Needs::Judged j = needs.judge(t);
+        const int64_t n = j.need;
         // A step that saves under 1% of the need is noise to a user unless it is what makes it fit.
-        const bool fitsNow = Needs::fits(t, n);
+        const bool fitsNow = j.fits && !j.atCapacity;
         // A larger GPU saves nothing (its need is the same or a little more): it is taken for its capacity.
         const bool savesNothing = k == Kind::LargerGpu;
         if ((!savesNothing && n >= greedy.need) || (lastResort(k) && !fitsNow) ||
@@ -424,20 +450,20 @@ FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* kn
             continue;
         s->needAfter = n;
         s->saving = greedy.need - n;
-        greedy = {greedy.steps, std::move(t), n};
+        greedy = {greedy.steps, std::move(t), n, fitsNow};
         greedy.steps.push_back(std::move(*s));
-        if (Needs::fits(greedy.config, n))
+        if (fitsNow)
             break;
     }
     // Thin: a step the fit does not need goes (the cheaper ones first, as the later ones cost the user more).
     std::vector<Kind> kinds = kindsOf(greedy.steps);
     Chain best = greedy;
-    if (Needs::fits(greedy.config, greedy.need)) {
+    if (greedy.fits) {
         for (size_t i = 0; i < kinds.size();) {
             std::vector<Kind> without = kinds;
             without.erase(without.begin() + std::ptrdiff_t(i));
             Chain c = runChain(without, config, plan.needBefore, steps, needs);
-            if (Needs::fits(c.config, c.need) && noWorse(c, best)) {
+            if (c.fits && noWorse(c, best)) {
                 kinds = std::move(without);
                 best = std::move(c);
             } else {
@@ -448,8 +474,10 @@ FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* kn
     plan.steps = std::move(best.steps);
     plan.config = std::move(best.config);
     plan.needAfter = best.need;
-    plan.fits = Needs::fits(plan.config, plan.needAfter);
+    plan.fits = best.fits;
     plan.capacity = Needs::usable(plan.config);
+    for (PlanStep& s : plan.steps) // the words every output prints (plan_text.cpp)
+        s.summary = planStepText(s, plan.config.strategy);
     plan.sameGpu = plan.steps.empty() ||
                    (plan.steps.back().kind != Kind::MoreGpus && plan.steps.back().kind != Kind::LargerGpu);
     return plan;
@@ -488,7 +516,7 @@ nlohmann::json toJson(const FitPlan& plan)
                          {"needed_after", s.needAfter}});
     return {{"fits_before", plan.fitsBefore}, {"fits_after", plan.fits},   {"needed_before", plan.needBefore},
             {"needed_after", plan.needAfter}, {"capacity", plan.capacity}, {"same_gpu", plan.sameGpu},
-            {"steps", std::move(steps)}};
+            {"steps", std::move(steps)},      {"text", planText(plan)}};
 }
 
 } // namespace headroom

@@ -93,8 +93,10 @@ std::vector<Advice> reportAdvice(const EnginePlan& plan, const Report& r)
     known.plan = &plan;
     if (r.config.mode == Mode::Train)
         known.checkpointCurve = &r.checkpointCurve;
-    if (r.cluster.gpus.empty())
+    if (r.cluster.gpus.empty()) {
         known.need = r.fit.needed;
+        known.fits = r.fit.fitsSafely;
+    }
     return advise(*plan.model, r.config, known);
 }
 
@@ -150,6 +152,37 @@ Report buildReport(const EnginePlan& plan, const Config& config, const ReportOpt
     addFit(plan, r);
     addDetails(plan, r, options);
     return r;
+}
+
+std::vector<PeakPart> peakParts(const Evaluation& e)
+{
+    using K = PeakPart::Kind;
+    const Breakdown& m = e.memory;
+    const int64_t stored = m.weights + m.dequantTransient + m.gradients + m.optimizer + m.masterWeights;
+    const int64_t live = std::max<int64_t>(0, m.peak - stored);
+    const bool optimizerPeak = e.peakStep >= 0 && size_t(e.peakStep) < e.timeline.size() &&
+                               e.timeline[size_t(e.peakStep)].phase == Phase::Optimizer;
+    const int64_t activations = optimizerPeak ? std::min(m.activationsPeak, live) : live;
+    const int64_t input = optimizerPeak ? std::min(m.input, live - activations) : 0; // the data loader's batch
+    return {{K::Weights, m.weights},     {K::DequantizedWeight, m.dequantTransient},    {K::Gradients, m.gradients},
+            {K::Optimizer, m.optimizer}, {K::MasterWeights, m.masterWeights},           {K::Activations, activations},
+            {K::Input, input},           {K::OptimizerStep, live - activations - input}};
+}
+
+std::string_view toString(PeakPart::Kind k) noexcept
+{
+    using K = PeakPart::Kind;
+    switch (k) {
+    case K::Weights: return "weights";
+    case K::DequantizedWeight: return "dequantized weight";
+    case K::Gradients: return "gradients";
+    case K::Optimizer: return "optimizer states";
+    case K::MasterWeights: return "master weights";
+    case K::Activations: return "activations";
+    case K::Input: return "model input";
+    case K::OptimizerStep: return "optimizer-step temporaries";
+    }
+    return "other";
 }
 
 Report buildReport(const Model& model, const Config& config, const ReportOptions& options)

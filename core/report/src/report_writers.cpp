@@ -171,6 +171,8 @@ json memoryJson(const Evaluation& e)
     };
     if (m.dequantTransient > 0) // with 4/8-bit weights only: "weights" is their stored size
         j["dequant_transient"] = m.dequantTransient;
+    if (const int64_t step = peakParts(e).back().bytes; step > 0) // an optimizer-step peak's own temporaries
+        j["optimizer_step_temporaries"] = step;
     if (m.offloadedActivations > 0) // activation offloading only: pinned host bytes, not in the peak
         j["offloaded_activations"] = m.offloadedActivations;
     if (m.reservedPeakAt > 0) // --vary: the varying symbol's value whose step makes reserved_peak

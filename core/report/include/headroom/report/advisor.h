@@ -30,6 +30,7 @@ struct AdviceInputs
     const EnginePlan* plan = nullptr;                              // makePlan(model, config)
     const std::vector<CheckpointPoint>* checkpointCurve = nullptr; // checkpointCurve(model, config, 16)
     std::optional<int64_t> need;                                   // computeFit(...).needed on one GPU
+    std::optional<bool> fits;                                      // computeFit(...).fitsSafely on one GPU
 };
 std::vector<Advice> advise(const Model& model, const Config& config, const AdviceInputs& known, int maxItems = 6);
 

@@ -1,4 +1,5 @@
 #pragma once
+#include "headroom/base/format.h"
 #include "headroom/import/import.h"
 #include "headroom/memory/engine.h"
 
@@ -33,11 +34,13 @@ struct PlanStep
         LargerGpu
     };
     Kind kind = Kind::PagedOptimizer;
-    std::string summary;   // English ("per-layer checkpointing", "sequence 4864"); the GUI translates by kind
-    int64_t value = 0;     // segments, accumulation steps, sequence length, GPU count
-    std::string name;      // the optimizer, strategy or GPU the step switches to
-    int64_t needAfter = 0; // the need with this step and every step before it
-    int64_t saving = 0;    // the need before this step minus needAfter (re-evaluated, never a rule of thumb)
+    std::string summary;    // English, planStepText's ("per-layer checkpointing", "sequence length 4,864"); the GUI
+                            // translates by kind
+    int64_t value = 0;      // segments, accumulation steps, sequence length, GPU count
+    int64_t microBatch = 0; // Accumulate: the batch of one accumulation step
+    std::string name;       // the optimizer, strategy or GPU the step switches to
+    int64_t needAfter = 0;  // the need with this step and every step before it
+    int64_t saving = 0;     // the need before this step minus needAfter (re-evaluated, never a rule of thumb)
 };
 
 // The cheapest plan the search finds: greedy in PlanStep::Kind order until the need fits, then every step the
@@ -59,6 +62,18 @@ struct FitPlan
 // "full fine-tuning -> LoRA" step (null or a null model: no such step).
 FitPlan planToFit(const Model& model, const Config& config, const EnginePlan* known = nullptr,
                   const LoraVariantSource* lora = nullptr);
+
+// The plan in words, one English sentence every output prints (plan_text.cpp): "To fit: per-layer
+// checkpointing (−9.28 GiB) → needs 19.9 GiB, 3.70 GiB to spare."; where only more or larger GPUs fit it says
+// so; empty when it fits already or there is no GPU to fit. The GUI says the same words through tr().
+std::string planText(const FitPlan& plan, Units units = Units::IEC);
+// One step: "per-layer checkpointing", "sequence length 4,480", "2 × GeForce RTX 4090 (FSDP)";
+// `strategy` is the plan's (the more-GPUs step names it).
+std::string planStepText(const PlanStep& step, Strategy strategy);
+// "ZeRO-3", "FSDP (full shard)" for a plan step's strategy name ("zero3", "fsdp").
+std::string shardName(std::string_view strategy);
+// "GeForce RTX 4090 24 GB" -> "GeForce RTX 4090": the preset without its size, as a plan names it.
+std::string shortGpuName(const std::string& preset);
 
 // "layer_checkpoint", "qlora", "shorter_sequence", ...: the kind's name in JSON.
 std::string_view toString(PlanStep::Kind kind) noexcept;

@@ -59,6 +59,29 @@ void addFit(const EnginePlan& plan, Report& report, std::optional<int64_t> known
 // sweep, the advice. What it computes replaces what the report held, so a detailed report can be detailed
 // again (with the batch sweep it left out).
 void addDetails(const EnginePlan& plan, Report& report, const ReportOptions& options);
+// What the allocated peak holds, every byte in a named part, in the order the bars stack them: the stored
+// state, then what is live at that moment. At an optimizer-step peak (the step's foreach/fused temporaries
+// beside every parameter, gradient and state) the activations are only those still live, and the rest is
+// the step's own temporaries, never "activations". The parts add up to Breakdown::peak.
+struct PeakPart
+{
+    enum class Kind : uint8_t {
+        Weights,
+        DequantizedWeight,
+        Gradients,
+        Optimizer,
+        MasterWeights,
+        Activations, // at an optimizer-step peak those still live; at any other, everything live beyond the state
+        Input,       // optimizer-step peak: the model input the data loader keeps
+        OptimizerStep
+    };
+    Kind kind = Kind::Weights;
+    int64_t bytes = 0;
+};
+std::vector<PeakPart> peakParts(const Evaluation& evaluation);
+// "weights", "dequantized weight", ..., "optimizer-step temporaries": the part's name in the CLI's table.
+std::string_view toString(PeakPart::Kind kind) noexcept;
+
 // The JSON of docs/DESIGN.md "Machine-readable output": schema "headroom.report/1".
 nlohmann::json toJson(const Model& model, const Report& report, const ReportOptions& options = {});
 // CSV of the layer table (one row per node, topological): path,op,output_shapes,params,activation_bytes,saved_bytes
