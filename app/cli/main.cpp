@@ -267,7 +267,7 @@ int run(int argc, char** argv)
         written.push_back("CSV layer table (" + std::to_string(model.nodes.size()) + " rows) -> " + *o.csvFile);
     }
     if (o.pdf) {
-        if (auto error = cli::exportPdf(*o.pdf, model, config, o.lang, argc, argv, o.depth, o.pdfAllNodes))
+        if (auto error = cli::exportPdf(*o.pdf, model, report, o.lang, argc, argv, o.depth, o.pdfAllNodes))
             throw Error(*error);
         written.push_back(std::string("PDF report") + (o.pdfAllNodes ? " (every node)" : "") + " -> " + *o.pdf);
     }

@@ -9,7 +9,7 @@
 
 namespace headroom::cli {
 
-std::optional<std::string> exportPdf(const std::string& file, const Model& model, const Config& config,
+std::optional<std::string> exportPdf(const std::string& file, const Model& model, const Report& report,
                                      const std::optional<std::string>& lang, int argc, char** argv, int depth,
                                      bool allNodes)
 {
@@ -24,12 +24,12 @@ std::optional<std::string> exportPdf(const std::string& file, const Model& model
     PdfReportOptions options;
     options.depth = depth;
     options.allNodes = allNodes;
-    if (!writePdfReport(QString::fromStdString(file), model, config, &error, options))
+    if (!writePdfReport(QString::fromStdString(file), model, report, &error, options))
         return error.toStdString();
     return std::nullopt;
 #else
     (void)model;
-    (void)config;
+    (void)report;
     (void)lang;
     (void)argc;
     (void)argv;

@@ -50,14 +50,13 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
         options.allNodes = pdfAllNodes;
         if (servingShown())
             options.serving = m_serving->state();
-        // Never a report without its sweep: the session leaves it out while its tab is hidden.
-        return m_session->hasSweep() ? writePdfReport(file, *model, m_session->report(), error, options)
-                                     : writePdfReport(file, *model, m_session->config(), error, options);
+        // Never a report without its sweep (the session leaves it out while its tab is hidden), and never one
+        // built with other options than the banner's.
+        return writePdfReport(file, *model, m_session->completeReport(), error, options);
     }
     // The same bytes as headroom-cli --csv / --json / --netron for this configuration.
-    headroom::ReportOptions ro;
-    const headroom::Report report = m_session->hasSweep() ? m_session->report()
-                                                          : headroom::buildReport(*model, m_session->config(), ro);
+    const headroom::ReportOptions ro;
+    const headroom::Report report = m_session->completeReport();
     std::string text;
     switch (kind) {
     case ExportKind::Csv: text = headroom::toCsv(*model, report); break;

@@ -5,6 +5,8 @@
 #include "pdfsections.h"
 
 #include "headroom/headroom_config.h"
+#include "headroom/load/loader.h"
+#include "headroom/report/report.h"
 
 #include <QFileInfo>
 #include <QPageLayout>
@@ -56,7 +58,11 @@ bool writePdfReport(const QString& file, const headroom::Model& model, const hea
 {
     headroom::Report report;
     try {
-        report = headroom::buildReport(model, config);
+        // The question as headroom-cli and the window ask it: with the fit plan's LoRA step.
+        headroom::ReportOptions ro;
+        if (config.mode == headroom::Mode::Train && !config.finetune.lora.active())
+            ro.loraVariant = headroom::peftDefaultLoraVariant(model.info.file, {});
+        report = headroom::buildReport(model, config, ro);
     } catch (const std::exception& ex) {
         if (error)
             *error = QStringLiteral("%1: %2").arg(file, QString::fromUtf8(ex.what()));

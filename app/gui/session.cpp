@@ -130,6 +130,16 @@ void AnalysisSession::recompute()
     }
 }
 
+headroom::Report AnalysisSession::completeReport() const
+{
+    if (hasSweep() || !m_model)
+        return *m_report;
+    headroom::ReportOptions options;
+    options.loraVariant = m_loraVariant;
+    options.symbolMaxima = true;
+    return headroom::buildReport(planFor(*m_model, m_plan, m_config), m_config, options);
+}
+
 bool AnalysisSession::planIsSlow() const { return m_model && m_model->nodes.size() > AsyncNodes; }
 
 std::optional<int64_t> AnalysisSession::knownMaxBatch() const

@@ -52,6 +52,10 @@ public:
     bool sweepWanted() const { return m_sweepWanted; }
     // The complete report holds the batch sweep (buildReport(model, config) exactly).
     bool hasSweep() const { return m_complete && m_reportHasSweep; }
+    // The report every export writes: report() once it is complete with its sweep, else the same question
+    // computed now, with the session's own options (the fit plan's LoRA step), so that a PDF or a JSON says
+    // what the banner says.
+    headroom::Report completeReport() const;
     // Tests and the screenshot mode: compute the details synchronously instead of on the worker.
     void setSynchronousDetails(bool on) { m_synchronous = on; }
     // Fast figures move to the worker when the last computation took longer than this (ms; < 0: always).
