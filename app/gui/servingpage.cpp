@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -64,13 +65,11 @@ void ServingPage::createControls()
     m_context = new LogSlider(this);
     m_context->setObjectName(QStringLiteral("servingContext"));
     m_context->setRange(128, 1 << 21);
-    m_context->setValue(static_cast<int>(m_state->contextLength()));
     m_longest = new QLabel(this);
     m_longest->setObjectName(QStringLiteral("servingLongest"));
     m_concurrency = new LogSlider(this);
     m_concurrency->setObjectName(QStringLiteral("servingConcurrency"));
     m_concurrency->setRange(1, 4096);
-    m_concurrency->setValue(static_cast<int>(m_state->concurrency()));
     m_concurrencyLabel = new QLabel(this);
     m_newTokens = new QSpinBox(this);
     m_newTokens->setRange(1, 1 << 20);
@@ -133,12 +132,9 @@ void ServingPage::connectControls()
 
 bool ServingPage::openConfig(const QString& path, QString* error)
 {
-    const bool ok = m_state->loadConfig(path, error);
-    if (ok && m_state->model()->maxPositions > 0) {
-        // start at the model's own length, as vLLM derives max_model_len
-        m_context->setValue(static_cast<int>(std::min<int64_t>(m_state->model()->maxPositions, 1 << 21)));
-    }
-    return ok;
+    // The state starts the model at the engines' defaults (max_model_len from the config, as vLLM derives it);
+    // refresh() moves the controls there.
+    return m_state->loadConfig(path, error);
 }
 
 void ServingPage::setUnits(Units units)
@@ -157,8 +153,21 @@ void ServingPage::showEngine()
     m_concurrencyLabel->setText(vllm ? tr("Concurrent requests (max_num_seqs)") : tr("Batch (sequences at once)"));
 }
 
+// The controls show the values the plan ran with (an engine's defaults until the user moves them), without
+// echoing them back as choices.
+void ServingPage::syncControls()
+{
+    const QSignalBlocker context(m_context), concurrency(m_concurrency), tp(m_tp);
+    if (const int64_t n = m_state->contextLength(); n > 0)
+        m_context->setValue(static_cast<int>(std::min<int64_t>(n, 1 << 21)));
+    if (const int64_t n = m_state->concurrency(); n > 0)
+        m_concurrency->setValue(static_cast<int>(std::min<int64_t>(n, 4096)));
+    m_tp->setCurrentIndex(m_tp->findData(m_state->tensorParallel()));
+}
+
 void ServingPage::refresh()
 {
+    syncControls();
     m_file->setText(m_state->hasModel() ? QFileInfo(qs(m_state->model()->file)).fileName() : QString());
     m_verdict->setText(m_state->verdictText(m_units));
     QString colour;

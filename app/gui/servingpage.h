@@ -44,6 +44,7 @@ private:
     void createControls();
     QWidget* createForm();
     void connectControls();
+    void syncControls();
     void refresh();
     void showEngine();
 

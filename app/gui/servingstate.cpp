@@ -39,6 +39,12 @@ bool ServingState::loadConfig(const QString& path, QString* error)
 void ServingState::setModel(const ServeModel& model)
 {
     m_model = model;
+    // A new model starts from the engines' defaults, as headroom-cli --serve does: a length, a concurrency or a
+    // TP chosen for the last one is not this one's.
+    m_vllm.maxModelLen.reset();
+    m_vllm.maxNumSeqs.reset();
+    m_vllm.tp = 1;
+    m_hf = HfGenerateSettings{};
     recompute();
 }
 
@@ -62,14 +68,47 @@ void ServingState::setGpu(const GpuSpec& gpu)
 
 void ServingState::setContextLength(int64_t tokens)
 {
-    m_context = tokens;
+    if (tokens == contextLength())
+        return; // the page echoing the default back is not a choice
+    if (m_snapshot.engine == ServingEngine::Vllm)
+        m_vllm.maxModelLen = tokens;
+    else
+        m_hf.promptLen = tokens;
     recompute();
 }
 
 void ServingState::setConcurrency(int64_t requests)
 {
-    m_concurrency = requests;
+    if (requests == concurrency())
+        return;
+    if (m_snapshot.engine == ServingEngine::Vllm)
+        m_vllm.maxNumSeqs = requests;
+    else
+        m_hf.batch = requests;
     recompute();
+}
+
+int64_t ServingState::contextLength() const
+{
+    if (m_snapshot.engine == ServingEngine::HfGenerate)
+        return m_hf.promptLen;
+    if (m_snapshot.vllm && m_snapshot.vllm->settings.maxModelLen)
+        return *m_snapshot.vllm->settings.maxModelLen;
+    return m_vllm.maxModelLen.value_or(m_model && m_model->maxPositions > 0 ? m_model->maxPositions : 0);
+}
+
+int64_t ServingState::concurrency() const
+{
+    if (m_snapshot.engine == ServingEngine::HfGenerate)
+        return m_hf.batch;
+    if (m_snapshot.vllm && m_snapshot.vllm->settings.maxNumSeqs)
+        return *m_snapshot.vllm->settings.maxNumSeqs;
+    return m_vllm.maxNumSeqs.value_or(0);
+}
+
+bool ServingState::concurrencyChosen() const
+{
+    return m_snapshot.engine == ServingEngine::HfGenerate || m_vllm.maxNumSeqs.has_value();
 }
 
 void ServingState::setTensorParallel(int tp)
@@ -101,17 +140,10 @@ void ServingState::recompute()
     m_snapshot.vllm.reset();
     m_snapshot.hf.reset();
     if (m_model) {
-        if (m_snapshot.engine == ServingEngine::Vllm) {
-            VllmSettings s = m_vllm;
-            s.maxModelLen = m_context;
-            s.maxNumSeqs = m_concurrency;
-            m_snapshot.vllm = planVllm(*m_model, s, m_gpu);
-        } else {
-            HfGenerateSettings s = m_hf;
-            s.promptLen = m_context;
-            s.batch = m_concurrency;
-            m_snapshot.hf = planHfGenerate(*m_model, s, m_gpu);
-        }
+        if (m_snapshot.engine == ServingEngine::Vllm)
+            m_snapshot.vllm = planVllm(*m_model, m_vllm, m_gpu);
+        else
+            m_snapshot.hf = planHfGenerate(*m_model, m_hf, m_gpu);
     }
     emit changed();
 }
@@ -123,7 +155,10 @@ ServingState::Verdict ServingState::verdict() const
             return Verdict::Unknown;
         if (!*p->starts)
             return Verdict::Refused;
-        return static_cast<int64_t>(std::floor(p->maxConcurrency)) >= m_concurrency ? Verdict::Serves : Verdict::Fewer;
+        // Fewer than asked only when the user asked: vLLM's default max_num_seqs is a ceiling, not a request.
+        return !m_vllm.maxNumSeqs || static_cast<int64_t>(std::floor(p->maxConcurrency)) >= *m_vllm.maxNumSeqs
+                   ? Verdict::Serves
+                   : Verdict::Fewer;
     }
     if (const auto& p = m_snapshot.hf) {
         if (!p->fits)
@@ -150,15 +185,15 @@ QString ServingState::verdictText(Units units) const
             return tr("Does not start on %1 (TP %2): %3").arg(gpu).arg(m_vllm.tp).arg(qs(p->reason));
         const auto n = static_cast<qlonglong>(std::floor(p->maxConcurrency));
         const QString serves = tr("Serves %1 concurrent %2-token requests on %3 (TP %4)")
-                                   .arg(QLocale().toString(n), tokensText(m_context), gpu)
+                                   .arg(QLocale().toString(n), tokensText(contextLength()), gpu)
                                    .arg(m_vllm.tp);
         if (v == Verdict::Fewer)
             return tr("%1, fewer than the %2 asked for: the others wait in vLLM's queue")
-                .arg(serves, QLocale().toString(static_cast<qlonglong>(m_concurrency)));
+                .arg(serves, QLocale().toString(static_cast<qlonglong>(concurrency())));
         return serves;
     }
     const HfGeneratePlan& p = *m_snapshot.hf;
-    const QString shape = tr("batch %1 of %2 + %3 tokens").arg(m_concurrency).arg(m_context).arg(m_hf.newTokens);
+    const QString shape = tr("batch %1 of %2 + %3 tokens").arg(m_hf.batch).arg(m_hf.promptLen).arg(m_hf.newTokens);
     if (v == Verdict::Serves)
         return tr("generate() fits %1 on %2: peak %3 (max batch %4)")
             .arg(shape, gpu, bytesText(p.peak, units))

@@ -51,8 +51,11 @@ public:
 
     void setEngine(ServingEngine engine);
     void setGpu(const headroom::GpuSpec& gpu);
-    void setContextLength(int64_t tokens); // vLLM's max_model_len; generate()'s prompt
-    void setConcurrency(int64_t requests); // vLLM's max_num_seqs; generate()'s batch
+    // vLLM's max_model_len and max_num_seqs, generate()'s prompt and batch: each engine's own, and until the user
+    // sets one, the engine's default (the CLI's: max_position_embeddings, get_batch_defaults for the GPU;
+    // HfGenerateSettings), so that the window and headroom-cli --serve answer the same question.
+    void setContextLength(int64_t tokens);
+    void setConcurrency(int64_t requests);
     void setTensorParallel(int tp);
     void setKvCacheDtype(headroom::KvCacheDtype dtype);
     void setHfCache(headroom::HfCacheKind cache);
@@ -60,8 +63,11 @@ public:
 
     ServingEngine engine() const { return m_snapshot.engine; }
     const headroom::GpuSpec& gpu() const { return m_gpu; }
-    int64_t contextLength() const { return m_context; }
-    int64_t concurrency() const { return m_concurrency; }
+    // The values the plan ran with (the defaults filled in).
+    int64_t contextLength() const;
+    int64_t concurrency() const;
+    // Whether the user chose the concurrency (else it is the engine's default).
+    bool concurrencyChosen() const;
     int tensorParallel() const { return m_vllm.tp; }
     headroom::KvCacheDtype kvCacheDtype() const { return m_vllm.kvCacheDtype; }
     headroom::HfCacheKind hfCache() const { return m_hf.cache; }
@@ -89,8 +95,7 @@ private:
 
     std::optional<headroom::ServeModel> m_model;
     headroom::GpuSpec m_gpu;
-    int64_t m_context = 16384, m_concurrency = 64;
-    headroom::VllmSettings m_vllm;
+    headroom::VllmSettings m_vllm; // maxModelLen, maxNumSeqs unset: vLLM's defaults
     headroom::HfGenerateSettings m_hf;
     ServingSnapshot m_snapshot;
 };

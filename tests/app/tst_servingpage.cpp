@@ -62,6 +62,7 @@ private slots:
     void segmentsAddUpToTheDevice();
     void longestContextBesideTheSlider();
     void fewerThanAsked();
+    void defaultsAreTheEngines();
     void hfGenerate();
     void badFile();
     void json();
@@ -154,6 +155,44 @@ void TestServingPage::fewerThanAsked()
     page.concurrencySlider()->setValue(64); // the H100 holds a handful of 128k requests
     QVERIFY(page.state()->verdict() == gui::ServingState::Verdict::Fewer);
     QVERIFY(page.verdictLabel()->text().contains(QStringLiteral("fewer than the 64 asked for")));
+}
+
+// The window asks what headroom-cli --serve asks: max_num_seqs is vLLM's default for the GPU (1024 on an H100)
+// until the user moves it, never a number of the window's own (it was 64), so the two read the same count;
+// generate() starts at HfGenerateSettings' prompt and batch; a new model starts again from the defaults.
+void TestServingPage::defaultsAreTheEngines()
+{
+    gui::ServingPage page;
+    QVERIFY(page.openConfig(llamaPath(), nullptr));
+    page.tpBox()->setCurrentIndex(page.tpBox()->findData(2));
+    page.contextSlider()->setValue(16384);
+    VllmSettings cli; // headroom-cli --serve vllm --gpu h100 --tp 2 --max-model-len 16384
+    cli.tp = 2;
+    cli.maxModelLen = 16384;
+    const VllmPlan expected = planVllm(loadServeModel(llamaPath().toStdString()), cli, *findGpu("H100"));
+    const VllmPlan& shown = *page.state()->snapshot().vllm;
+    QCOMPARE(shown.settings.maxNumSeqs, expected.settings.maxNumSeqs);
+    QCOMPARE(*shown.settings.maxNumSeqs, int64_t{1024});
+    QCOMPARE(shown.kvTokens, expected.kvTokens);
+    QCOMPARE(shown.maxConcurrency, expected.maxConcurrency);
+    QVERIFY(page.state()->verdict() == gui::ServingState::Verdict::Serves); // no "fewer than asked": none was
+    const auto n = static_cast<qlonglong>(std::floor(expected.maxConcurrency));
+    QVERIFY2(page.verdictLabel()->text().startsWith(QStringLiteral("Serves %1 concurrent 16k-token").arg(n)),
+             qPrintable(page.verdictLabel()->text()));
+    QVERIFY(QString::fromStdString(vllmSummary(expected)).startsWith(QStringLiteral("serves %1 concurrent").arg(n)));
+    QCOMPARE(page.concurrencySlider()->value(), 1024);
+    page.engineBox()->setCurrentIndex(1);
+    const HfGeneratePlan& hf = *page.state()->snapshot().hf;
+    const HfGenerateSettings defaults;
+    QCOMPARE(hf.settings.promptLen, defaults.promptLen);
+    QCOMPARE(hf.settings.batch, defaults.batch);
+    QCOMPARE(hf.settings.newTokens, defaults.newTokens);
+    page.engineBox()->setCurrentIndex(0);
+    // Another model: the TP and length chosen for the last one do not carry over.
+    QVERIFY(page.openConfig(QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/Qwen2.5-7B.json"), nullptr));
+    QCOMPARE(page.state()->snapshot().vllm->settings.tp, 1);
+    QCOMPARE(page.tpBox()->currentData().toInt(), 1);
+    QCOMPARE(page.state()->contextLength(), page.state()->model()->maxPositions);
 }
 
 void TestServingPage::hfGenerate()
