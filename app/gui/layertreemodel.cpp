@@ -157,9 +157,12 @@ void LayerTreeModel::setReport(const headroom::Report& report)
     m_lastNodes = e.nodes;
     m_lastPeakLive.clear();
     for (size_t i = 0; i < e.peakLive.size() && i < e.peakLiveBytes.size(); ++i) {
-        const int producer = m_model->tensors[static_cast<size_t>(e.peakLive[i])].producer;
-        if (producer >= 0)
-            m_lastPeakLive.emplace_back(producer, e.peakLiveBytes[i]);
+        // A weight (and its gradient) belongs to the layer that uses it first, as its parameters do
+        // (NodeCost::params): at an optimizer-step peak those are what is live, not the activations.
+        const headroom::Tensor& t = m_model->tensors[static_cast<size_t>(e.peakLive[i])];
+        const int owner = t.producer >= 0 ? t.producer : t.consumers.empty() ? -1 : t.consumers.front();
+        if (owner >= 0)
+            m_lastPeakLive.emplace_back(owner, e.peakLiveBytes[i]);
     }
     aggregate();
     m_values = e.shapes.values;
