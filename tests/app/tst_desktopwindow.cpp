@@ -117,9 +117,17 @@ private slots:
     }
 
     // The minimum size fits a 1280x720 logical screen at device-pixel-ratio 2 (2560x1440 pixels), docks and
-    // all, with a model loaded (the panel then holds its sliders).
+    // all, with a model loaded (the panel then holds its sliders; a config.json its fine-tuning controls too).
+    void minimumSizeAtScale2_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("onnx") << dataFile("tiny_gpt.onnx");
+        QTest::newRow("config.json") << QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json");
+        QTest::newRow("moe config") << dataFile("moe/Qwen3-30B-A3B.config.json");
+    }
     void minimumSizeAtScale2()
     {
+        QFETCH(QString, model);
         QScreen* hidpi = screenNamed(QStringLiteral("hidpi"));
         QCOMPARE(hidpi->devicePixelRatio(), 2.0);
         QCOMPARE(hidpi->geometry().size(), QSize(1280, 720));
@@ -129,7 +137,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QCOMPARE(w.screen(), hidpi);
         QCOMPARE(w.devicePixelRatio(), 2.0);
-        QVERIFY(openAndWait(w, dataFile("tiny_gpt.onnx")));
+        QVERIFY(openAndWait(w, model));
         const QSize hint = w.minimumSizeHint();
         const QSize available = hidpi->availableGeometry().size();
         QVERIFY2(hint.width() <= available.width() && hint.height() <= available.height(),
