@@ -1605,10 +1605,6 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <translation>训练</translation>
     </message>
     <message>
-        <source>Mode:</source>
-        <translation>模式：</translation>
-    </message>
-    <message>
         <source>Precision:</source>
         <translation>精度：</translation>
     </message>
@@ -1793,10 +1789,6 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <translation>并行策略</translation>
     </message>
     <message>
-        <source>Training adds gradients, optimizer states and the activations kept for backward; inference keeps only what is live.</source>
-        <translation>训练会增加梯度、优化器状态以及为反向传播保留的激活；推理只保留当前存活的张量。</translation>
-    </message>
-    <message>
         <source>Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies.</source>
         <translation>精度策略。纯 FP16/BF16：全部为 2 字节。AMP（torch.autocast）：FP32 权重、梯度和优化器，矩阵乘/卷积输出为 16 位。混合精度：16 位权重加 FP32 主权重副本。</translation>
     </message>
@@ -1911,6 +1903,10 @@ one part of the need: %1 category, %2 its bytes</extracomment>
     <message>
         <source>Custom (keeps outputs)</source>
         <translation>自定义（保留输出）</translation>
+    </message>
+    <message>
+        <source>Inference</source>
+        <translation>推理</translation>
     </message>
 </context>
 <context>
@@ -2478,6 +2474,14 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Serving</source>
         <translation>推理服务</translation>
     </message>
+    <message>
+        <source>Generation</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>Layer filter cleared for the new model</source>
+        <translation>已为新模型清除层过滤</translation>
+    </message>
 </context>
 <context>
     <name>gui::ModelInfoPanel</name>
@@ -2986,10 +2990,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <translation>generate() 可在 %2 上运行 %1：峰值 %3（最大批大小 %4）</translation>
     </message>
     <message>
-        <source>generate() does not fit %1 on %2: peak %3 of %4 (max batch %5)</source>
-        <translation>generate() 无法在 %2 上运行 %1：峰值 %3，容量 %4（最大批大小 %5）</translation>
-    </message>
-    <message>
         <source>none</source>
         <translation>无</translation>
     </message>
@@ -3024,6 +3024,54 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>Unused</source>
         <translation>未使用</translation>
+    </message>
+    <message>
+        <source>generate() does not fit %1 on %2: peak %3, %4 with the CUDA context, of %5 (max batch %6)</source>
+        <extracomment>%1 batch and lengths, %2 GPU, %3 the peak, %4 it plus the CUDA context, %5 the device, %6 largest batch</extracomment>
+        <translation>generate() 无法在 %2 上运行 %1：峰值 %3，加上 CUDA 上下文为 %4，设备容量 %5（最大批大小 %6）</translation>
+    </message>
+</context>
+<context>
+    <name>gui::TaskBar</name>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Fine-tune</source>
+        <translation>微调</translation>
+    </message>
+    <message>
+        <source>Generate</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>Serve</source>
+        <translation>部署服务</translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation>任务：</translation>
+    </message>
+    <message>
+        <source>Training from scratch: every weight trains; gradients, optimizer states and what backward keeps.</source>
+        <translation>从头训练：所有权重都参与训练；包括梯度、优化器状态以及反向传播保留的张量。</translation>
+    </message>
+    <message>
+        <source>Fine-tuning: full, LoRA, QLoRA or IA3, with the fine-tuning recipes.</source>
+        <translation>微调：全量、LoRA、QLoRA 或 IA3，并提供微调配方。</translation>
+    </message>
+    <message>
+        <source>Generation: an ONNX graph&apos;s forward pass at the sizes set; a Hugging Face config&apos;s generate() with its KV cache.</source>
+        <translation>生成：ONNX 图按所设尺寸做一次前向计算；Hugging Face 配置则按 generate() 及其 KV 缓存计算。</translation>
+    </message>
+    <message>
+        <source>Serving: vLLM&apos;s startup plan for a Hugging Face config (weights, profile peak, KV cache, concurrency).</source>
+        <translation>部署服务：Hugging Face 配置在 vLLM 中的启动规划（权重、profile 峰值、KV 缓存、并发数）。</translation>
+    </message>
+    <message>
+        <source>serving needs a Hugging Face config.json or checkpoint folder: vLLM plans its startup from the config, and an ONNX graph has none</source>
+        <translation>部署服务需要 Hugging Face 的 config.json 或检查点文件夹：vLLM 依据配置规划启动，而 ONNX 图没有配置</translation>
     </message>
 </context>
 <context>

@@ -176,6 +176,7 @@ bool parseSetupFlag(const std::string& a, const std::function<std::string(const 
     } else if (a == "--mode") {
         auto v = value(a);
         o.config.mode = choice(a, v, parseMode(v), "train, infer");
+        o.modeGiven = true;
     } else if (a == "--dtype") {
         auto v = value(a);
         o.dtypeText = v;
@@ -339,7 +340,10 @@ Options parseOptions(int argc, char** argv)
             o.help = true;
         else if (a == "--version")
             o.version = true;
-        else if (parseSetupFlag(a, value, o))
+        else if (a == "--task") {
+            const std::string v = value(a);
+            o.task = choice(a, v, parseTask(v), "train, finetune, generate, serve");
+        } else if (parseSetupFlag(a, value, o))
             continue;
         else if (a == "--depth")
             o.depth = static_cast<int>(positive(a, value(a), 64));
@@ -403,6 +407,7 @@ Options parseOptions(int argc, char** argv)
     // wherever it stands and a quantized run gets its recipe's QLoRA optimizer.
     if (o.framework)
         applyFramework(*o.framework, o.config, o.presetUserSet);
+    applyTask(o);
     checkCombinations(o);
     checkServeCombinations(o);
     return o;

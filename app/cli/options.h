@@ -1,5 +1,6 @@
 #pragma once
 #include "headroom/base/config.h"
+#include "headroom/base/task.h"
 #include "headroom/serving/hf_generate.h"
 #include "headroom/serving/vllm.h"
 
@@ -36,6 +37,8 @@ struct Options
     int benchIterations = 1000;
     // --serve ENGINE: an inference-serving plan instead of the training figure (serve_options.cpp)
     std::optional<std::string> serve; // vllm or hf-generate
+    std::optional<Task> task;         // --task: which question (task_options.cpp routes it to --mode / --serve)
+    bool modeGiven = false;           // --mode was on the command line
     VllmSettings vllm;
     HfGenerateSettings hf;                // --serve hf-generate (its batch is --batch)
     std::optional<std::string> dtypeText; // --dtype as written (vLLM's --dtype under --serve)
@@ -54,6 +57,8 @@ Options parseOptions(int argc, char** argv);
 // A serving flag (--tp, --max-model-len, ...): true when `flag` is one, its value read through `value`.
 bool parseServeFlag(const std::string& flag, const std::function<std::string(const std::string&)>& value, Options& o);
 void checkServeCombinations(const Options& o);
+// --task: sets --mode or --serve as routeTask says for the model's kind; UsageError where a flag says otherwise.
+void applyTask(Options& o);
 // headroom-cli CONFIG.json --serve vllm|hf-generate: the plan per GPU, human or --json (serve_run.cpp).
 int runServe(const Options& o);
 std::string usage();

@@ -9,6 +9,12 @@ std::string usage()
 
 Will this model fit on my GPU, and where does the memory go?
 
+Task (the window's task switch; MODEL is an ONNX file, a config.json or a checkpoint folder)
+  --task train|finetune|generate|serve
+                         train: the training step, every weight trained; finetune: the same with --lora, --ia3,
+                         --quant or --recipe (full fine-tuning without them); generate: an ONNX graph's forward
+                         pass (--mode infer), a config's generate() plan (--serve hf-generate); serve: vLLM's
+                         startup plan (--serve vllm; a config only). Flags that ask another question are refused
 Shapes
   --batch N              batch size (the model's batch symbol)
   --set NAME=VALUE       value of any other symbol (sequence length, ...); repeatable

@@ -4,9 +4,11 @@
 #include "logslider.h"
 
 #include "headroom/hardware/gpus.h"
+#include "headroom/import/hfconfig.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCryptographicHash>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFormLayout>
@@ -50,8 +52,8 @@ void selectData(QComboBox* box, const QVariant& data)
 } // namespace
 
 ControlsPanel::ControlsPanel(QWidget* parent)
-    : QWidget(parent), m_mode(new QComboBox(this)), m_dtype(new QComboBox(this)), m_optimizer(new QComboBox(this)),
-      m_loss(new QComboBox(this)), m_checkpoint(new QSpinBox(this)), m_bestCheckpoint(new QLabel(this)),
+    : QWidget(parent), m_dtype(new QComboBox(this)), m_optimizer(new QComboBox(this)), m_loss(new QComboBox(this)),
+      m_checkpoint(new QSpinBox(this)), m_bestCheckpoint(new QLabel(this)),
       m_useBest(new QPushButton(tr("Use best"), this)), m_accumulate(new QSpinBox(this)),
       m_inplace(new QCheckBox(tr("Inplace activations"), this)),
       m_offloadActivations(new QCheckBox(tr("Offload activations to the host"), this)), m_gpu(new QComboBox(this)),
@@ -74,12 +76,13 @@ void ControlsPanel::layoutControls()
 {
     auto* layout = new QVBoxLayout(this);
     auto* symbols = new QGroupBox(tr("Sizes"), this);
+    m_sizes = symbols;
     m_symbolsForm = new QFormLayout(symbols);
     layout->addWidget(symbols);
 
     auto* training = new QGroupBox(tr("Training"), this);
+    m_training = training;
     auto* form = new QFormLayout(training);
-    form->addRow(tr("Mode:"), m_mode);
     form->addRow(tr("Framework:"), m_framework);
     form->addRow(tr("Precision:"), m_dtype);
     form->addRow(tr("Optimizer:"), m_optimizer);
@@ -87,6 +90,7 @@ void ControlsPanel::layoutControls()
     form->addRow(tr("Training loop:"), m_loop);
     form->addRow(QString(), m_oldLogits);
     auto* checkpointRow = new QHBoxLayout;
+    m_checkpointRow = checkpointRow;
     checkpointRow->addWidget(m_checkpoint);
     checkpointRow->addWidget(m_bestCheckpoint, 1);
     checkpointRow->addWidget(m_useBest);
@@ -100,6 +104,7 @@ void ControlsPanel::layoutControls()
 
     auto* target = new QGroupBox(tr("Target"), this);
     auto* targetForm = new QFormLayout(target);
+    m_targetForm = targetForm;
     targetForm->addRow(tr("GPU:"), m_gpu);
     targetForm->addRow(tr("Capacity:"), m_capacity);
     // Count and strategy share a row, and so do the two strategy options (one applies to balanced
@@ -122,8 +127,6 @@ void ControlsPanel::layoutControls()
 // Ranges, and tooltips that say what a control changes in the accounting, in the user's words.
 void ControlsPanel::describeControls()
 {
-    m_mode->setToolTip(tr("Training adds gradients, optimizer states and the activations kept for backward; "
-                          "inference keeps only what is live."));
     m_dtype->setToolTip(tr(
         "Precision policy. Pure FP16/BF16: everything in 2 bytes. AMP (torch.autocast): FP32 "
         "weights, gradients and optimizer, 16-bit matmul/conv outputs. Mixed: 16-bit weights plus FP32 master copies."));
@@ -155,8 +158,8 @@ void ControlsPanel::describeControls()
     m_capacity->setToolTip(tr("Memory of a GPU not in the list, in GiB."));
     m_units->setToolTip(
         tr("IEC units (1 GiB = 1024³ bytes, what PyTorch and nvidia-smi show) or SI units (1 GB = 10⁹ bytes)."));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_mode, m_dtype, m_optimizer, m_loss, m_loop, m_oldLogits, m_gpu,
-                                                      m_capacity, m_units})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_dtype, m_optimizer, m_loss, m_loop, m_oldLogits, m_gpu, m_capacity, m_units})
         w->setWhatsThis(w->toolTip());
     m_checkpoint->setRange(0, 64);
     m_checkpoint->setSpecialValueText(tr("off"));
@@ -205,7 +208,7 @@ void ControlsPanel::describeControls()
 // Every control reports a change; the GPU and strategy controls first update the ones they govern.
 void ControlsPanel::connectControls()
 {
-    for (QComboBox* box : {m_mode, m_dtype, m_optimizer, m_loss, m_loop, m_allocator, m_attention})
+    for (QComboBox* box : {m_dtype, m_optimizer, m_loss, m_loop, m_allocator, m_attention})
         connect(box, &QComboBox::currentIndexChanged, this, &ControlsPanel::changed);
     connect(m_oldLogits, &QCheckBox::toggled, this, &ControlsPanel::changed);
     connect(m_gpus, &QSpinBox::valueChanged, this, [this] {
@@ -266,8 +269,6 @@ void ControlsPanel::connectControls()
 void ControlsPanel::addChoices()
 {
     using namespace headroom;
-    addEnum(m_mode, Mode::Train, modeName(Mode::Train));
-    addEnum(m_mode, Mode::Infer, modeName(Mode::Infer));
     for (DtypePolicy d :
          {DtypePolicy::FP32, DtypePolicy::FP16, DtypePolicy::BF16, DtypePolicy::AmpFP16, DtypePolicy::AmpBF16,
           DtypePolicy::MixedFP16, DtypePolicy::MixedBF16, DtypePolicy::INT8, DtypePolicy::INT4})
@@ -361,7 +362,6 @@ void ControlsPanel::resetModelSettings()
     const bool restoring = m_restoring;
     m_restoring = true;
     const headroom::Config d;
-    selectData(m_mode, static_cast<int>(d.mode));
     selectData(m_dtype, static_cast<int>(d.dtype));
     selectData(m_optimizer, static_cast<int>(d.optimizer));
     selectData(m_loss, static_cast<int>(d.loss));
@@ -380,11 +380,22 @@ void ControlsPanel::resetModelSettings()
 
 void ControlsPanel::setModel(const headroom::Model& model)
 {
+    QSettings settings;
     const QString thisModel = modelKey(model);
-    const bool sameModel = thisModel == m_modelKey;
-    if (!sameModel && !m_modelKey.isEmpty())
-        resetModelSettings();
+    // The model shown until now keeps what was set on it, for when it is opened again (the same model, reloaded
+    // with new adapters, keeps it too).
+    if (m_hasModel)
+        saveModelSettings(settings);
+    m_hasModel = true;
     m_modelKey = thisModel;
+    m_hfConfig = model.info.producer.starts_with(headroom::kHfConfigProducer);
+    settings.beginGroup(modelGroup());
+    const bool known = settings.contains(QStringLiteral("task"));
+    if (const auto t = headroom::parseTask(settings.value(QStringLiteral("task")).toString().toStdString()))
+        m_task = *t;
+    if (headroom::routeTask(m_task, m_hfConfig).engine == headroom::TaskEngine::None)
+        m_task = headroom::Task::Train; // a graph cannot be served
+    loadModelSettings(settings);
     while (m_symbolsForm->rowCount() > 0)
         m_symbolsForm->removeRow(0);
     m_symbolSliders.clear();
@@ -392,7 +403,7 @@ void ControlsPanel::setModel(const headroom::Model& model)
     m_batch = nullptr;
     m_varies = nullptr; // removeRow deleted it
     m_varySymbol = -1;
-    QSettings settings;
+    const bool sameModel = known;
     for (size_t i = 0; i < model.symbols.size(); ++i) {
         const headroom::Symbol& s = model.symbols[i];
         const bool isBatch = static_cast<int>(i) == model.batchSymbol;
@@ -427,6 +438,8 @@ void ControlsPanel::setModel(const headroom::Model& model)
     }
     if (model.symbols.empty())
         m_symbolsForm->addRow(new QLabel(tr("This model has fixed input sizes."), this));
+    settings.endGroup();
+    showTaskControls();
 }
 
 // Hugging Face's DataCollatorWithPadding and most fine-tuning loops pad each batch to its longest sample, so the
@@ -465,7 +478,10 @@ headroom::Config ControlsPanel::config() const
     headroom::Config c;
     for (LogSlider* s : m_symbolSliders)
         c.symbols.push_back(s->value());
-    c.mode = enumOf<headroom::Mode>(m_mode);
+    // The task decides the step: Train and Fine-tune train, Generate on a graph is its forward pass (a config's
+    // generate() and serving plans are ServingState's).
+    c.mode = m_task == headroom::Task::Train || m_task == headroom::Task::FineTune ? headroom::Mode::Train
+                                                                                   : headroom::Mode::Infer;
     c.dtype = enumOf<headroom::DtypePolicy>(m_dtype);
     c.optimizer = enumOf<headroom::Optimizer>(m_optimizer);
     c.loss = enumOf<headroom::Loss>(m_loss);
@@ -475,7 +491,8 @@ headroom::Config ControlsPanel::config() const
     // Fabric's FSDP (use_orig_params, no_backward_sync) with the litgpt framework; they act under FSDP only
     c.fsdpOrigParams = headroom::presetFsdpOrigParams(c.framework);
     c.fsdpNoSync = headroom::presetFsdpNoSync(c.framework);
-    c.finetune = m_finetune->fineTune();
+    // Only the Fine-tune task has adapters, quantized bases and Hugging Face's per-layer checkpointing.
+    c.finetune = m_task == headroom::Task::FineTune ? m_finetune->fineTune() : headroom::FineTune{};
     c.checkpointSegments = c.finetune.layerCheckpoint ? 0 : m_checkpoint->value();
     c.accumulate = m_accumulate->value();
     c.inplace = m_inplace->isChecked();
@@ -520,11 +537,22 @@ void ControlsPanel::changed()
     emit configChanged();
 }
 
-void ControlsPanel::saveSettings() const
+QString ControlsPanel::modelGroup() const
 {
-    QSettings s;
-    s.beginGroup(QStringLiteral("config"));
-    s.setValue(QStringLiteral("mode"), qs(headroom::toString(enumOf<headroom::Mode>(m_mode))));
+    // A SHA-256 is a safe group name as it is; a path (a model without one) is hashed, since '/' nests groups.
+    const bool hex = m_modelKey.size() == 64 && !m_modelKey.contains(QLatin1Char('/'));
+    return QStringLiteral("models/") +
+           (hex ? m_modelKey
+                : QString::fromLatin1(
+                      QCryptographicHash::hash(m_modelKey.toUtf8(), QCryptographicHash::Sha256).toHex()));
+}
+
+// The shown model's settings: the task last shown, each task's switches, the sizes (shared by the tasks).
+void ControlsPanel::saveModelSettings(QSettings& s) const
+{
+    s.beginGroup(modelGroup());
+    s.setValue(QStringLiteral("task"), qs(headroom::toString(m_task)));
+    s.beginGroup(qs(headroom::toString(m_task)));
     s.setValue(QStringLiteral("dtype"), qs(headroom::toString(enumOf<headroom::DtypePolicy>(m_dtype))));
     s.setValue(QStringLiteral("optimizer"), qs(headroom::toString(enumOf<headroom::Optimizer>(m_optimizer))));
     s.setValue(QStringLiteral("loss"), qs(headroom::toString(enumOf<headroom::Loss>(m_loss))));
@@ -534,6 +562,98 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("offloadActivations"), m_offloadActivations->isChecked());
     s.setValue(QStringLiteral("loopKeepsOutput"), m_loop->currentData().toBool());
     s.setValue(QStringLiteral("transformersFp32Logits"), m_oldLogits->isChecked());
+    s.setValue(QStringLiteral("attention"), qs(headroom::toString(enumOf<headroom::Attention>(m_attention))));
+    s.setValue(QStringLiteral("framework"), qs(headroom::toString(enumOf<headroom::Framework>(m_framework))));
+    m_finetune->saveSettings(s);
+    s.endGroup();
+    for (size_t i = 0; i < m_symbolSliders.size(); ++i)
+        s.setValue(QStringLiteral("symbols/") + qs(m_symbolNames[i]), m_symbolSliders[i]->value());
+    if (m_varies)
+        s.setValue(QStringLiteral("varies/") + qs(m_symbolNames[static_cast<size_t>(m_varySymbol)]),
+                   m_varies->isChecked());
+    s.endGroup();
+}
+
+// `s` is in the model's group: the task's switches as saved, or the defaults when this task was never set.
+void ControlsPanel::loadModelSettings(QSettings& s)
+{
+    resetModelSettings();
+    const QString task = qs(headroom::toString(m_task));
+    if (!s.childGroups().contains(task))
+        return;
+    const bool restoring = m_restoring;
+    m_restoring = true;
+    s.beginGroup(task);
+    auto text = [&](const char* key) { return s.value(QLatin1String(key)).toString().toStdString(); };
+    if (auto v = headroom::parseFramework(text("framework")))
+        selectData(m_framework, static_cast<int>(*v));
+    if (auto v = headroom::parseDtype(text("dtype")))
+        selectData(m_dtype, static_cast<int>(*v));
+    if (auto v = headroom::parseOptimizer(text("optimizer")))
+        selectData(m_optimizer, static_cast<int>(*v));
+    if (auto v = headroom::parseLoss(text("loss")))
+        selectData(m_loss, static_cast<int>(*v));
+    if (auto v = headroom::parseAttention(text("attention")))
+        selectData(m_attention, static_cast<int>(*v));
+    m_checkpoint->setValue(s.value(QStringLiteral("checkpoint"), 0).toInt());
+    m_accumulate->setValue(s.value(QStringLiteral("accumulate"), 1).toInt());
+    m_inplace->setChecked(s.value(QStringLiteral("inplace"), false).toBool());
+    m_offloadActivations->setChecked(s.value(QStringLiteral("offloadActivations"), false).toBool());
+    selectData(m_loop, s.value(QStringLiteral("loopKeepsOutput"), false).toBool());
+    m_oldLogits->setChecked(s.value(QStringLiteral("transformersFp32Logits"), false).toBool());
+    m_finetune->restoreSettings(s);
+    s.endGroup();
+    m_restoring = restoring;
+}
+
+void ControlsPanel::setTask(headroom::Task task)
+{
+    if (task == m_task)
+        return;
+    QSettings settings;
+    if (m_hasModel)
+        saveModelSettings(settings);
+    m_task = task;
+    if (m_hasModel) {
+        settings.beginGroup(modelGroup());
+        loadModelSettings(settings);
+        settings.endGroup();
+    }
+    showTaskControls();
+    changed();
+}
+
+// Each task's controls only: training's switches for Train and Fine-tune, the fine-tuning methods for Fine-tune,
+// precision and attention for a graph's forward pass; a served config's knobs are the Serving tab's (the whole
+// panel hides then: MainWindow shows ServingPage's form in its place).
+void ControlsPanel::showTaskControls()
+{
+    using headroom::Task;
+    const bool training = m_task == Task::Train || m_task == Task::FineTune;
+    const headroom::TaskEngine engine = headroom::routeTask(m_task, m_hfConfig).engine;
+    m_training->setTitle(training ? tr("Training") : tr("Inference"));
+    auto* form = static_cast<QFormLayout*>(m_training->layout());
+    for (QWidget* w : std::initializer_list<QWidget*>{m_optimizer, m_loss, m_loop, m_oldLogits, m_accumulate,
+                                                      m_offloadActivations, m_framework})
+        form->setRowVisible(w, training);
+    form->setRowVisible(m_checkpointRow, training);
+    m_finetune->setVisible(m_task == Task::FineTune);
+    m_checkpoint->setEnabled(m_task != Task::FineTune || !m_finetune->fineTune().layerCheckpoint);
+    // A served config: the graph's sizes and the training GPU do not apply (the Serving form has its own GPU and
+    // lengths); the units stay, they are how every figure reads.
+    const bool graphTask = engine == headroom::TaskEngine::Training || engine == headroom::TaskEngine::Inference;
+    m_sizes->setVisible(graphTask);
+    m_training->setVisible(graphTask);
+    for (int row = 0; row < m_targetForm->rowCount(); ++row)
+        if (m_targetForm->itemAt(row, QFormLayout::FieldRole) &&
+            m_targetForm->itemAt(row, QFormLayout::FieldRole)->widget() != m_units)
+            m_targetForm->setRowVisible(row, graphTask);
+}
+
+void ControlsPanel::saveSettings() const
+{
+    QSettings s;
+    s.beginGroup(QStringLiteral("config"));
     s.setValue(QStringLiteral("gpu"), m_gpu->currentData().toString());
     s.setValue(QStringLiteral("capacityGiB"), m_capacity->value());
     s.setValue(QStringLiteral("gpus"), m_gpus->value());
@@ -541,40 +661,22 @@ void ControlsPanel::saveSettings() const
     s.setValue(QStringLiteral("gpu0Batch"), m_gpu0Batch->value());
     s.setValue(QStringLiteral("offload"), m_offload->isChecked());
     s.setValue(QStringLiteral("allocator"), qs(headroom::toString(enumOf<headroom::AllocatorMode>(m_allocator))));
-    s.setValue(QStringLiteral("attention"), qs(headroom::toString(enumOf<headroom::Attention>(m_attention))));
-    s.setValue(QStringLiteral("framework"), qs(headroom::toString(enumOf<headroom::Framework>(m_framework))));
     s.setValue(QStringLiteral("marginMiB"), m_margin->value());
     s.setValue(QStringLiteral("units"), units() == headroom::Units::SI ? QStringLiteral("si") : QStringLiteral("iec"));
     s.setValue(QStringLiteral("modelKey"), m_modelKey);
+    s.setValue(QStringLiteral("task"), qs(headroom::toString(m_task)));
     s.endGroup();
-    m_finetune->saveSettings(s);
-    for (size_t i = 0; i < m_symbolSliders.size(); ++i)
-        s.setValue(QStringLiteral("symbols/") + qs(m_symbolNames[i]), m_symbolSliders[i]->value());
-    if (m_varies)
-        s.setValue(QStringLiteral("varies/") + qs(m_symbolNames[static_cast<size_t>(m_varySymbol)]),
-                   m_varies->isChecked());
+    if (m_hasModel)
+        saveModelSettings(s);
 }
 
+// The machine's settings and the last task; a model's own come back when it is set (setModel).
 void ControlsPanel::restoreSettings()
 {
     m_restoring = true;
     QSettings s;
     s.beginGroup(QStringLiteral("config"));
     auto text = [&](const char* key) { return s.value(QLatin1String(key)).toString().toStdString(); };
-    if (auto v = headroom::parseMode(text("mode")))
-        selectData(m_mode, static_cast<int>(*v));
-    if (auto v = headroom::parseDtype(text("dtype")))
-        selectData(m_dtype, static_cast<int>(*v));
-    if (auto v = headroom::parseOptimizer(text("optimizer")))
-        selectData(m_optimizer, static_cast<int>(*v));
-    if (auto v = headroom::parseLoss(text("loss")))
-        selectData(m_loss, static_cast<int>(*v));
-    m_checkpoint->setValue(s.value(QStringLiteral("checkpoint"), 0).toInt());
-    m_accumulate->setValue(s.value(QStringLiteral("accumulate"), 1).toInt());
-    m_inplace->setChecked(s.value(QStringLiteral("inplace"), false).toBool());
-    m_offloadActivations->setChecked(s.value(QStringLiteral("offloadActivations"), false).toBool());
-    selectData(m_loop, s.value(QStringLiteral("loopKeepsOutput"), false).toBool());
-    m_oldLogits->setChecked(s.value(QStringLiteral("transformersFp32Logits"), false).toBool());
     if (s.contains(QStringLiteral("gpu")))
         selectData(m_gpu, s.value(QStringLiteral("gpu")).toString());
     if (m_gpu->currentData().toString().isEmpty())
@@ -586,18 +688,13 @@ void ControlsPanel::restoreSettings()
     m_offload->setChecked(s.value(QStringLiteral("offload"), false).toBool());
     if (auto v = headroom::parseAllocator(text("allocator")))
         selectData(m_allocator, static_cast<int>(*v));
-    if (auto v = headroom::parseAttention(text("attention")))
-        selectData(m_attention, static_cast<int>(*v));
-    if (auto v = headroom::parseFramework(text("framework")))
-        selectData(m_framework, static_cast<int>(*v));
     m_margin->setValue(s.value(QStringLiteral("marginMiB"), 0).toInt());
-    m_modelKey = s.value(QStringLiteral("modelKey")).toString();
+    if (auto v = headroom::parseTask(text("task")))
+        m_task = *v;
     selectData(m_units, static_cast<int>(s.value(QStringLiteral("units")).toString() == QLatin1String("si")
                                              ? headroom::Units::SI
                                              : headroom::Units::IEC));
     s.endGroup();
-    m_finetune->restoreSettings(s);
-    m_checkpoint->setEnabled(!m_finetune->fineTune().layerCheckpoint);
     updateGpuWidgets();
     updateStrategyWidgets();
     m_restoring = false;

@@ -1,15 +1,22 @@
 #pragma once
-// The configuration controls: one slider per symbol (batch on a log scale), mode, dtype policy,
-// optimizer, checkpoint segments, accumulation, inplace, target GPU(s) with the multi-GPU strategy,
-// allocator model and safety margin, units, fine-tuning (FineTunePanel). Persisted with QSettings.
+// The configuration controls of the task the user chose (the window's task switch): one slider per symbol
+// (batch on a log scale), dtype policy, optimizer, checkpoint segments, accumulation, inplace, target GPU(s) with
+// the multi-GPU strategy, allocator model and safety margin, units, fine-tuning (FineTunePanel, the Fine-tune
+// task's). Only the task's controls show. Persisted with QSettings: the machine's settings once, a model's per
+// model and per task (docs/USER_GUIDE.md "Settings").
 #include "guiutil.h"
+
+#include "headroom/base/task.h"
 
 #include <QWidget>
 
 class QCheckBox;
+class QSettings;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
+class QGroupBox;
+class QLayout;
 class QLabel;
 class QPushButton;
 class QSpinBox;
@@ -25,13 +32,17 @@ class ControlsPanel : public QWidget
 public:
     explicit ControlsPanel(QWidget* parent = nullptr);
 
-    // Rebuilds the symbol sliders for `model`; values come from the settings (by symbol name) or the model.
-    // Sliders for the model's symbols. Settings belong to the model they were set on: a model other than the
-    // last one starts from the defaults (precision, optimizer, fine-tuning, checkpointing, sizes), while the
-    // machine's settings (GPU, count, strategy, allocator, margin, units) stay.
+    // Sliders for the model's symbols. Settings belong to the model they were set on: the one shown before is
+    // saved under its key, and `model` gets the task and the settings it had when last open (sizes, precision,
+    // optimizer, fine-tuning, checkpointing), or the defaults; the machine's settings (GPU, count, strategy,
+    // allocator, margin, units) stay.
     void setModel(const headroom::Model& model);
     // Which model the saved settings belong to: its file's SHA-256 (the path when there is none).
     static QString modelKey(const headroom::Model& model);
+    // The task whose controls show and whose configuration config() describes; a task's settings are kept per
+    // model: switching saves this task's and brings back the other's (or its defaults). One configChanged.
+    void setTask(headroom::Task task);
+    headroom::Task task() const { return m_task; }
     // The configuration the controls describe (symbols indexed like model.symbols).
     headroom::Config config() const;
     void setFreeze(std::vector<std::string> patterns) { m_freeze = std::move(patterns); }
@@ -71,6 +82,10 @@ private:
     void updateGpuWidgets();
     void updateStrategyWidgets();
     void resetModelSettings();
+    void showTaskControls();
+    QString modelGroup() const; // "models/<key>" of the shown model
+    void saveModelSettings(QSettings& s) const;
+    void loadModelSettings(QSettings& s);
     void addVariesBox(int symbol, bool checked);
 
     QFormLayout* m_symbolsForm;
@@ -81,7 +96,13 @@ private:
     // slider's value. Rebuilt with the sliders, so null while the model has no sequence symbol.
     QCheckBox* m_varies = nullptr;
     int m_varySymbol = -1;
-    QComboBox* m_mode;
+    headroom::Task m_task = headroom::Task::Train;
+    bool m_hasModel = false; // setModel has run: the controls hold a model's settings
+    bool m_hfConfig = false; // the shown model is a config.json graph (it can be served)
+    QGroupBox* m_sizes = nullptr;
+    QGroupBox* m_training = nullptr; // "Training" / "Inference": the step's switches
+    QLayout* m_checkpointRow = nullptr;
+    QFormLayout* m_targetForm = nullptr;
     QComboBox* m_dtype;
     QComboBox* m_optimizer;
     QComboBox* m_loss;

@@ -26,7 +26,10 @@
 #include "verdict.h"
 #include "wheelguard.h"
 
+#include "headroom/base/model_name.h"
+#include "headroom/import/hfconfig.h"
 #include "headroom/report/report.h"
+#include "taskbar.h"
 
 #include <QCloseEvent>
 #include <QComboBox>
@@ -102,8 +105,8 @@ private:
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_loader(new ModelLoader(this)), m_session(new AnalysisSession(this)),
       m_controls(new ControlsPanel(this)), m_info(new ModelInfoPanel(this)), m_verdict(new VerdictBanner(this)),
-      m_tabs(new QTabWidget(this)), m_layers(new LayersPage(this)), m_overview(new OverviewPage(this)),
-      m_timeline(new TimelinePage(this)), m_scaling(new ScalingPage(this))
+      m_taskBar(new TaskBar(this)), m_tabs(new QTabWidget(this)), m_layers(new LayersPage(this)),
+      m_overview(new OverviewPage(this)), m_timeline(new TimelinePage(this)), m_scaling(new ScalingPage(this))
 {
     setWindowTitle(tr("Headroom"));
     setAcceptDrops(true);
@@ -128,6 +131,7 @@ void MainWindow::createTabs()
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(4, 4, 4, 0);
+    layout->addWidget(m_taskBar);
     layout->addWidget(m_verdict);
     layout->addWidget(m_tabs, 1);
     setCentralWidget(central);
@@ -163,6 +167,9 @@ QDockWidget* MainWindow::createDocks()
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(m_controls);
+    // The Generate and Serve tasks of a config: the Serving tab's engine knobs, here where the task's knobs are.
+    leftLayout->addWidget(m_serving->form());
+    leftLayout->addStretch(1);
     scroll->setWidget(left);
     // The panel scrolls vertically only: as wide as the controls plus a vertical scroll bar, so one
     // appearing (small screens, many symbols) never hides the right edge behind a horizontal one.
@@ -278,12 +285,67 @@ void MainWindow::connectPages()
     connect(m_tabs, &QTabWidget::currentChanged, this, wantSweep);
     wantSweep();
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::refreshShownPage);
+    connect(m_taskBar, &TaskBar::taskChanged, this, &MainWindow::setTask);
+    connect(m_serving->state(), &ServingState::changed, this, &MainWindow::onServingChanged);
+    applyTask();
+}
+
+headroom::Task MainWindow::task() const { return m_controls->task(); }
+
+bool MainWindow::servingTask() const
+{
+    const headroom::TaskEngine e = headroom::routeTask(task(), m_serving->state()->hasModel()).engine;
+    return e == headroom::TaskEngine::Vllm || e == headroom::TaskEngine::HfGenerate;
+}
+
+void MainWindow::setTask(headroom::Task task)
+{
+    m_controls->setTask(task); // its configChanged recomputes the session (or reloads without adapters)
+    applyTask();
+    announceConfigChange();
+}
+
+// One task on screen: its switch checked, its knobs in the panel, its tabs, its verdict in the banner.
+void MainWindow::applyTask()
+{
+    const headroom::Task task = this->task();
+    const bool hfConfig = m_serving->state()->hasModel();
+    m_taskBar->setModelKind(hfConfig);
+    m_taskBar->setTask(task);
+    const bool served = servingTask();
+    if (served)
+        m_serving->setTaskEngine(headroom::routeTask(task, hfConfig).engine == headroom::TaskEngine::Vllm
+                                     ? ServingEngine::Vllm
+                                     : ServingEngine::HfGenerate);
+    m_serving->form()->setVisible(served);
+    // The training step's views (breakdown, timeline, sweep, probe) answer the training and forward-pass tasks;
+    // the served tasks keep the Layers tree (parameters per layer) beside their plan.
+    for (QWidget* page : std::initializer_list<QWidget*>{m_overview, m_timeline, m_scaling, m_probe})
+        m_tabs->setTabVisible(m_tabs->indexOf(page), !served);
+    const int servingTab = m_tabs->indexOf(m_serving);
+    m_tabs->setTabVisible(servingTab, served);
+    m_tabs->setTabText(servingTab, task == headroom::Task::Generate ? tr("Generation") : tr("Serving"));
+    if (served)
+        m_tabs->setCurrentWidget(m_serving);
+    else if (m_tabs->currentWidget() == m_serving)
+        m_tabs->setCurrentWidget(m_layers);
+    if (served)
+        onServingChanged();
+    else
+        onReportChanged();
+}
+
+void MainWindow::onServingChanged()
+{
+    if (servingTask())
+        m_verdict->setServing(*m_serving->state(), m_controls->units());
 }
 
 // The saved geometry and dock layout, or a first-start size that fits the screen.
 void MainWindow::restoreWindow(QDockWidget* controlsDock)
 {
     QSettings settings;
+    fitControlsWidth(m_controlsScroll); // the shown task's panel (createDocks measured every task's knobs)
     if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
         const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
         if (screen)
@@ -383,22 +445,35 @@ void MainWindow::openSample()
 
 void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
 {
+    const bool newFile = path != m_currentFile;
     m_currentFile = path;
     m_modelLora = m_requestedLora;
-    m_controls->setModel(*model);
+    m_controls->setModel(*model); // this model's task and settings as last left, or the defaults
+    // A filter typed for the last model would show this one as an empty table: cleared, and said.
+    if (newFile && !m_layers->filterEdit()->text().isEmpty()) {
+        m_layers->filterEdit()->clear();
+        statusBar()->showMessage(tr("Layer filter cleared for the new model"), 6000);
+    }
     m_controls->setFreeze({});
     m_layers->model()->setModel(model);
     m_info->setModel(*model, {});
     m_session->setModel(model, m_controls->config());
+    // This model's saved task may have adapters it was not loaded with (another file opens without the shown
+    // one's): loaded again with them, as a change in the panel would.
+    if (const headroom::LoraSpec lora = m_controls->config().finetune.lora;
+        lora != m_modelLora && lora != m_failedLora && !m_loader->isBusy())
+        reloadWithLora(lora);
     m_configUndo->reset();
     announceConfigChange(false); // the baseline the next change is told against
     fitControlsWidth(m_controlsScroll);
-    setWindowTitle(tr("%1 — Headroom").arg(QFileInfo(path).fileName()));
+    setWindowTitle(tr("%1 — Headroom").arg(qs(headroom::modelDisplayName(path.toStdString()))));
     addRecentFile(path);
-    statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);
+    if (!newFile || m_layers->filterEdit()->text().isEmpty())
+        statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);
     // The Serving tab plans a Hugging Face config.json; an ONNX file has nothing for it
-    if (!path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) || !m_serving->openConfig(path, nullptr))
+    if (!headroom::isHfConfigPath(path.toStdString()) || !m_serving->openConfig(path, nullptr))
         m_serving->state()->clearModel();
+    applyTask();
     emit modelLoaded(path);
 }
 
@@ -421,7 +496,8 @@ void MainWindow::onReportChanged()
     if (!model)
         return;
     const headroom::Report& report = m_session->report();
-    m_verdict->setReport(*model, report, m_controls->units());
+    if (!servingTask()) // a served task's banner is the serving plan's
+        m_verdict->setReport(*model, report, m_controls->units());
     // The answer first: the banner is on screen before the shown tab's views update (the layer tree takes
     // ~25 ms on a 100k-node graph; its repaint would otherwise wait for that too).
     if (m_verdict->isVisible())
@@ -461,7 +537,8 @@ void MainWindow::onDetailsChanged()
     const headroom::Report& report = m_session->report();
     m_scaling->sweep()->setReport(*model, report);
     m_scaling->checkpoints()->setReport(*model, report);
-    m_verdict->setReport(*model, report, m_controls->units());
+    if (!servingTask())
+        m_verdict->setReport(*model, report, m_controls->units());
     m_controls->setBestCheckpoint(report.checkpointCurve.empty() ? 0 : report.bestCheckpoint);
     m_controls->setSymbolMaxima(report.symbolMax);
     if (!(m_staleViews & LayersView)) // a hidden tree is sorted when it is shown (refreshShownPage)

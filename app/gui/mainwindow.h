@@ -3,6 +3,8 @@
 // thread, figures come from AnalysisSession, every page listens to the session.
 #include "guiutil.h"
 
+#include "headroom/base/task.h"
+
 #include <QMainWindow>
 
 #include <functional>
@@ -31,6 +33,7 @@ class ProbePage;
 class ScalingPage;
 class ServingPage;
 class TimelinePage;
+class TaskBar;
 class VerdictBanner;
 
 class MainWindow : public QMainWindow
@@ -56,6 +59,12 @@ public:
     ScalingPage* scalingPage() const { return m_scaling; }
     ServingPage* servingPage() const { return m_serving; }
     VerdictBanner* verdict() const { return m_verdict; }
+    TaskBar* taskBar() const { return m_taskBar; }
+    // The task shown (the controls' task): Train, Fine-tune, Generate, Serve.
+    headroom::Task task() const;
+    void setTask(headroom::Task task);
+    // Generate or Serve on a config.json: ServingState answers, not the training session.
+    bool servingTask() const;
     ModelInfoPanel* modelInfo() const { return m_info; }
     QTabWidget* tabs() const { return m_tabs; }
     QScrollArea* controlsScroll() const { return m_controlsScroll; }
@@ -74,7 +83,7 @@ public:
     // The model's folder when it is writable (a bundled sample's is not: then the home folder).
     QString defaultExportPath(ExportKind kind) const;
     bool exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes = false);
-    // The Serving tab is shown with a plan: the PDF and JSON exports carry it.
+    // The task is served (servingTask) and the Serving tab has a plan: the exports are that plan's report.
     bool servingShown() const;
 
 signals:
@@ -111,6 +120,9 @@ private:
     // Hands the current report to the shown tab's views if they have not had it (staleViews).
     void refreshShownPage();
     void onTimelineStep(int step);
+    // The task's tabs, panel, banner and Serving engine (after a task switch or a new model).
+    void applyTask();
+    void onServingChanged();
     void refreshUnits();
     void addRecentFile(const QString& path);
     void updateRecentMenu();
@@ -125,6 +137,7 @@ private:
     ControlsPanel* m_controls;
     ModelInfoPanel* m_info;
     VerdictBanner* m_verdict;
+    TaskBar* m_taskBar;
     QTabWidget* m_tabs;
     LayersPage* m_layers;
     OverviewPage* m_overview;

@@ -34,7 +34,7 @@ QString MainWindow::defaultExportPath(ExportKind kind) const
     return QDir(folder).filePath(model.completeBaseName() + QLatin1String(suffixes[static_cast<int>(kind)]));
 }
 
-bool MainWindow::servingShown() const { return m_tabs->currentWidget() == m_serving && m_serving->state()->hasModel(); }
+bool MainWindow::servingShown() const { return servingTask() && m_serving->state()->hasModel(); }
 
 bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, bool pdfAllNodes)
 {
@@ -48,8 +48,10 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
         PdfReportOptions options;
         options.units = m_controls->units();
         options.allNodes = pdfAllNodes;
-        if (servingShown())
+        if (servingShown()) { // the task's report: the serving plan's, as headroom-cli --task serve prints it
             options.serving = m_serving->state();
+            options.servingOnly = true;
+        }
         // Never a report without its sweep (the session leaves it out while its tab is hidden), and never one
         // built with other options than the banner's.
         return writePdfReport(file, *model, m_session->completeReport(), error, options);
@@ -61,10 +63,15 @@ bool MainWindow::exportTo(ExportKind kind, const QString& file, QString* error, 
     switch (kind) {
     case ExportKind::Csv: text = headroom::toCsv(*model, report); break;
     case ExportKind::Json: {
-        nlohmann::json json = headroom::toJson(*model, report, ro);
-        if (servingShown()) // in the Serving mode the plan comes along (headroom-cli --serve ... --json's object)
-            json["serving"] = m_serving->state()->toJson();
-        text = json.dump(1) + "\n";
+        // A served task's JSON is headroom-cli --task serve --json's object (one GPU: the window's); the others'
+        // is the training or forward-pass report.
+        const nlohmann::json json = servingShown()
+                                        ? nlohmann::json{{"schema", "headroom.serving/1"},
+                                                         {"model", m_serving->state()->model()->file},
+                                                         {"serving",
+                                                          nlohmann::json::array({m_serving->state()->toJson()})}}
+                                        : headroom::toJson(*model, report, ro);
+        text = servingShown() ? json.dump(2) + "\n" : json.dump(1) + "\n";
         break;
     }
     case ExportKind::Netron: text = headroom::toNetronAttachment(*model, report).dump(1) + "\n"; break;

@@ -1,5 +1,7 @@
 #include "modelinfopanel.h"
 
+#include "headroom/base/model_name.h"
+
 #include "warningtext.h"
 
 #include "headroom/import/hfconfig.h"
@@ -70,9 +72,8 @@ void ModelInfoPanel::refresh()
     // A file without weights (the bundled samples, a config.json) is what Headroom needs, not a problem: said
     // beside the name, in the user's language, instead of leading the warnings.
     const bool architectureOnly = m.info.externalDataMissing || m.info.producer == headroom::kHfConfigProducer;
-    m_file->setText(architectureOnly
-                        ? tr("%1 (architecture only: no weights, none needed)").arg(QFileInfo(path).fileName())
-                        : QFileInfo(path).fileName());
+    const QString shown = qs(headroom::modelDisplayName(m.info.file)); // a checkpoint's folder, not "config.json"
+    m_file->setText(architectureOnly ? tr("%1 (architecture only: no weights, none needed)").arg(shown) : shown);
     m_file->setToolTip(tr("%1\n%2, SHA-256 %3").arg(path, bytesText(m.info.fileSize, m_units), qs(m.info.sha256)));
     m_producer->setText(m.info.producer.empty() ? tr("unknown") : qs(m.info.producer));
     QStringList opsets;

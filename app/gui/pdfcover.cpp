@@ -26,6 +26,15 @@ void PdfReport::cover(ReportDocument& doc)
     gpuVerdicts(doc);
 }
 
+// The Generate and Serve tasks' first lines: the title and the model; the serving section follows.
+void PdfReport::servingCover(ReportDocument& doc)
+{
+    const QString when = QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    doc.title(tr("GPU memory report: %1").arg(modelName()),
+              tr("Generated %1 by Headroom %2").arg(when, QStringLiteral(HEADROOM_VERSION)));
+    modelIdentity(doc);
+}
+
 // Empty for plain training or inference.
 QString PdfReport::fineTuneLine() const
 {

@@ -4,6 +4,7 @@
 
 #include "pdfsections.h"
 
+#include "headroom/base/model_name.h"
 #include "headroom/headroom_config.h"
 #include "headroom/load/loader.h"
 #include "headroom/report/report.h"
@@ -30,6 +31,13 @@ int64_t PdfReport::batch() const
 void PdfReport::write(ReportDocument& doc)
 {
     doc.setFooter(tr("Headroom memory report · %1").arg(modelName()));
+    if (m_options.servingOnly && m_options.serving) {
+        servingCover(doc);
+        serving(doc);
+        warnings(doc);
+        doc.finish();
+        return;
+    }
     cover(doc);
     charts(doc);
     topLayers(doc);
@@ -89,7 +97,8 @@ bool writePdfReport(const QString& file, const headroom::Model& model, const hea
         writer.setPageLayout(QPageLayout(QPageSize(QPageSize::A4), QPageLayout::Portrait, QMarginsF(16, 14, 16, 12),
                                          QPageLayout::Millimeter));
         writer.setCreator(QStringLiteral("Headroom " HEADROOM_VERSION));
-        writer.setTitle(PdfReport::tr("GPU memory report: %1").arg(QFileInfo(gui::qs(model.info.file)).fileName()));
+        writer.setTitle(
+            PdfReport::tr("GPU memory report: %1").arg(gui::qs(headroom::modelDisplayName(model.info.file))));
         QPainter painter;
         if (!painter.begin(&writer))
             return fail(PdfReport::tr("cannot start the PDF"));

@@ -20,6 +20,9 @@ struct PdfReportOptions
     int depth = 3;         // layer table depth, as the GUI's tree opens
     bool allNodes = false; // the full per-node table instead (every graph node, shape computations included)
     const gui::ServingState* serving = nullptr; // the Serving mode's plan: a serving section (pdfserving.cpp)
+    // The Generate and Serve tasks of a config: the report is that plan's (title, the serving section, the
+    // model's warnings), not the training step's verdict beside it.
+    bool servingOnly = false;
 };
 
 // Writes the report for `config` to `file` (A4, vector charts drawn by the GUI's own chart classes,

@@ -8,6 +8,7 @@
 #include "reportdocument.h"
 
 #include "headroom/base/config.h"
+#include "headroom/base/model_name.h"
 #include "headroom/probe/probe_protocol.h"
 #include "headroom/report/report.h"
 
@@ -40,11 +41,13 @@ private:
     QString bytes(int64_t b) const { return gui::bytesText(b, m_options.units); }
     static QString exact(int64_t b) { return QString::number(b); }
     QString bytesWithExact(int64_t b) const { return tr("%1 (%2 bytes)").arg(bytes(b), exact(b)); }
-    QString modelName() const { return QFileInfo(qs(m_model.info.file)).fileName(); }
+    // A checkpoint's folder (or Hub repo id) rather than "config.json" (headroom::modelDisplayName).
+    QString modelName() const { return qs(headroom::modelDisplayName(m_model.info.file)); }
     int64_t batch() const;
 
     // pdfcover.cpp: title, fine-tuning line, verdict, where the memory goes
     void cover(ReportDocument& doc);
+    void servingCover(ReportDocument& doc);
     QString fineTuneLine() const;
     void verdict(ReportDocument& doc);
     void memoryTable(ReportDocument& doc);

@@ -90,10 +90,15 @@ void ProbePage::layoutPage()
     charts->addTab(m_categoryPlot, tr("Per category"));
     charts->addTab(m_timelinePlot, tr("Timeline"));
 
+    // Two rows, the device and then the run: on one row they set the window's minimum width (~820 px, the
+    // 1280x720-at-200 % screen overflowed), though the page is a tab most users never open.
+    auto* deviceRow = new QHBoxLayout;
+    deviceRow->addWidget(new QLabel(tr("Device:"), this));
+    m_device->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_device->setMinimumContentsLength(12);
+    deviceRow->addWidget(m_device, 1);
+    deviceRow->addWidget(m_detect);
     auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("Device:"), this));
-    controls->addWidget(m_device, 1);
-    controls->addWidget(m_detect);
     controls->addWidget(new QLabel(tr("Time limit:"), this));
     controls->addWidget(m_timeLimit);
     controls->addWidget(m_run);
@@ -113,6 +118,7 @@ void ProbePage::layoutPage()
     m_chartStack->addWidget(charts);
     split->addWidget(m_chartStack);
     auto* layout = new QVBoxLayout(this);
+    layout->addLayout(deviceRow);
     layout->addLayout(controls);
     layout->addWidget(m_progress);
     layout->addWidget(m_message);
@@ -130,6 +136,7 @@ void ProbePage::addMeasurementTable(QHBoxLayout* controls, QSplitter* split)
     loadButton->setToolTip(tr("Set a real run's figures beside the theory: gpu_truth.py JSON lines or a "
                               "PyTorch memory snapshot saved as JSON"));
     controls->addWidget(loadButton);
+    controls->addStretch(1);
     auto* measured = new QTableWidget(0, 4, this);
     measured->setObjectName(QStringLiteral("probeMeasurementTable"));
     measured->setHorizontalHeaderLabels({tr("Quantity"), tr("Theory"), tr("Measured"), tr("Error")});

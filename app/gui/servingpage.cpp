@@ -5,6 +5,7 @@
 #include "logslider.h"
 #include "servingbar.h"
 
+#include "headroom/base/model_name.h"
 #include "headroom/hardware/gpus.h"
 
 #include <QComboBox>
@@ -27,7 +28,8 @@ ServingPage::ServingPage(QWidget* parent) : QWidget(parent), m_state(new Serving
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_file);
     layout->addWidget(m_verdict);
-    layout->addWidget(createForm());
+    m_form = createForm();
+    layout->addWidget(m_form);
     layout->addWidget(m_bar);
     layout->addWidget(m_legend);
     layout->addStretch(1);
@@ -86,12 +88,21 @@ QWidget* ServingPage::createForm()
 {
     auto* form = new QWidget(this);
     auto* rows = new QFormLayout(form);
-    rows->addRow(tr("Engine"), m_engine);
+    // Labels above their fields: the form also stands in the window's narrow Configuration panel (the Generate
+    // and Serve tasks), where "Concurrent requests (max_num_seqs)" beside a slider set the window's width.
+    rows->setRowWrapPolicy(QFormLayout::WrapAllRows);
+    for (QComboBox* box : {m_engine, m_gpu, m_tp, m_kvDtype, m_cache}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(10);
+    }
+    m_engineLabel = new QLabel(tr("Engine"), form);
+    rows->addRow(m_engineLabel, m_engine);
     rows->addRow(tr("GPU"), m_gpu);
     auto* contextRow = new QWidget(form);
-    auto* contextLayout = new QHBoxLayout(contextRow);
+    auto* contextLayout = new QVBoxLayout(contextRow);
     contextLayout->setContentsMargins(0, 0, 0, 0);
-    contextLayout->addWidget(m_context, 1);
+    contextLayout->addWidget(m_context);
+    m_longest->setWordWrap(true);
     contextLayout->addWidget(m_longest);
     rows->addRow(tr("Context length (tokens)"), contextRow);
     rows->addRow(m_concurrencyLabel, m_concurrency);
@@ -137,6 +148,14 @@ bool ServingPage::openConfig(const QString& path, QString* error)
     return m_state->loadConfig(path, error);
 }
 
+void ServingPage::setTaskEngine(ServingEngine engine)
+{
+    m_engine->setCurrentIndex(m_engine->findData(static_cast<int>(engine)));
+    m_engine->hide();
+    m_engineLabel->hide();
+    m_verdict->hide();
+}
+
 void ServingPage::setUnits(Units units)
 {
     m_units = units;
@@ -168,7 +187,7 @@ void ServingPage::syncControls()
 void ServingPage::refresh()
 {
     syncControls();
-    m_file->setText(m_state->hasModel() ? QFileInfo(qs(m_state->model()->file)).fileName() : QString());
+    m_file->setText(m_state->hasModel() ? qs(headroom::modelDisplayName(m_state->model()->file)) : QString());
     m_verdict->setText(m_state->verdictText(m_units));
     QString colour;
     switch (m_state->verdict()) {

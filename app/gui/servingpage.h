@@ -36,6 +36,12 @@ public:
     LogSlider* concurrencySlider() const { return m_concurrency; }
     QSpinBox* newTokensBox() const { return m_newTokens; }
     QLabel* verdictLabel() const { return m_verdict; }
+    // The engine, GPU, lengths and TP: the window puts this form in its Configuration panel for the Generate and
+    // Serve tasks of a config (the left panel holds the task's knobs), the page keeps the plan's figures.
+    QWidget* form() const { return m_form; }
+    // The task chose the engine (Generate: generate(), Serve: vLLM): its box hides; the banner carries the
+    // verdict, so the page's own line hides too.
+    void setTaskEngine(ServingEngine engine);
     QLabel* longestLabel() const { return m_longest; }
     QLabel* legendLabel() const { return m_legend; }
     ServingBar* bar() const { return m_bar; }
@@ -51,6 +57,8 @@ private:
     ServingState* m_state;
     headroom::Units m_units = headroom::Units::IEC;
     QLabel* m_file = nullptr;
+    QWidget* m_form = nullptr;
+    QLabel* m_engineLabel = nullptr;
     QLabel* m_verdict = nullptr;
     QComboBox* m_engine = nullptr;
     QComboBox* m_gpu = nullptr;

@@ -198,8 +198,10 @@ QString ServingState::verdictText(Units units) const
         return tr("generate() fits %1 on %2: peak %3 (max batch %4)")
             .arg(shape, gpu, bytesText(p.peak, units))
             .arg(p.maxBatch);
-    return tr("generate() does not fit %1 on %2: peak %3 of %4 (max batch %5)")
-        .arg(shape, gpu, bytesText(p.peak + p.outside, units), bytesText(p.capacity, units))
+    // The peak is the CLI's (PyTorch's allocated peak); the CUDA context and cuBLAS workspaces come on top of it.
+    //: %1 batch and lengths, %2 GPU, %3 the peak, %4 it plus the CUDA context, %5 the device, %6 largest batch
+    return tr("generate() does not fit %1 on %2: peak %3, %4 with the CUDA context, of %5 (max batch %6)")
+        .arg(shape, gpu, bytesText(p.peak, units), bytesText(p.peak + p.outside, units), bytesText(p.capacity, units))
         .arg(p.maxBatch);
 }
 

@@ -1,6 +1,7 @@
 #include "verdict.h"
 
 #include "plantext.h"
+#include "servingstate.h"
 
 #include "headroom/import/batch.h"
 #include "headroom/memory/finetune_summary.h"
@@ -218,6 +219,24 @@ void VerdictBanner::setReport(const headroom::Model& model, const headroom::Repo
         //: %1 bytes of activations torchtune's offloading keeps in pinned host memory, not counted in the peak
         text += tr(" · offloaded activations %1 in host memory")
                     .arg(bytesText(report.evaluation.memory.offloadedActivations, units));
+    setText(text);
+    applyColours();
+}
+
+void VerdictBanner::setServing(const ServingState& serving, headroom::Units units)
+{
+    m_empty = !serving.hasModel();
+    const ServingState::Verdict v = serving.verdict();
+    m_fits = v == ServingState::Verdict::Serves;
+    // "fewer than asked" and "cannot tell" are amber: it runs, but not as asked, or the size is unknown
+    m_unknown = v == ServingState::Verdict::Fewer || v == ServingState::Verdict::Unknown;
+    if (m_empty) {
+        clear();
+        return;
+    }
+    QString text = serving.verdictText(units);
+    if (const QString longest = serving.longestText(); !longest.isEmpty())
+        text += QStringLiteral(" \u00b7 ") + longest;
     setText(text);
     applyColours();
 }

@@ -10,6 +10,8 @@
 
 namespace gui {
 
+class ServingState;
+
 // What the verdict judges: report.fit on one GPU; with several GPUs, the most loaded GPU of
 // report.cluster (its need against the capacity minus the margin; maxBatch is then 0: not searched).
 headroom::Fit shownFit(const headroom::Report& report);
@@ -30,6 +32,9 @@ class VerdictBanner : public QLabel
 public:
     explicit VerdictBanner(QWidget* parent = nullptr);
     void setReport(const headroom::Model& model, const headroom::Report& report, headroom::Units units);
+    // The Generate and Serve tasks of a config: the serving plan's verdict (ServingState's, the page's and the
+    // CLI's words) on the serving GPU, in the banner's colours.
+    void setServing(const ServingState& serving, headroom::Units units);
     void clear();
     bool fits() const { return m_fits; }
     bool unknown() const { return m_unknown; } // sizes unknown: amber, "cannot tell"

@@ -9,11 +9,17 @@
 #include "session.h"
 #include "verdict.h"
 
+#include "headroom/base/task.h"
 #include "headroom/load/loader.h"
 #include "headroom/report/report.h"
 
 #include <nlohmann/json.hpp>
 
+#include <QAbstractButton>
+#include <QAbstractSpinBox>
+#include <QComboBox>
+
+#include <QAbstractButton>
 #include <QAbstractSlider>
 #include <QAbstractSpinBox>
 #include <QAction>
@@ -66,6 +72,8 @@ void wheel(QWidget* target, int delta)
     QApplication::sendEvent(target, &e);
 }
 } // namespace
+
+Q_DECLARE_METATYPE(headroom::Task)
 
 class TestDesktopWindow : public QObject
 {
@@ -120,10 +128,18 @@ private slots:
     // all, with a model loaded (the panel then holds its sliders; a config.json its fine-tuning controls too).
     void minimumSizeAtScale2_data()
     {
+        // Every task's panel and tabs (the task switch shows only that task's knobs), on a graph and on configs.
         QTest::addColumn<QString>("model");
-        QTest::newRow("onnx") << dataFile("tiny_gpt.onnx");
-        QTest::newRow("config.json") << QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json");
-        QTest::newRow("moe config") << dataFile("moe/Qwen3-30B-A3B.config.json");
+        QTest::addColumn<headroom::Task>("task");
+        const QString llama = QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/Llama-3.1-8B.json");
+        for (const headroom::Task task : headroom::kTasks) {
+            const QString name = QString::fromLatin1(headroom::toString(task).data());
+            if (task != headroom::Task::Serve)
+                QTest::newRow(qPrintable(QStringLiteral("onnx ") + name)) << dataFile("tiny_gpt.onnx") << task;
+            QTest::newRow(qPrintable(QStringLiteral("config.json ") + name)) << llama << task;
+            QTest::newRow(qPrintable(QStringLiteral("moe config ") + name))
+                << dataFile("moe/Qwen3-30B-A3B.config.json") << task;
+        }
     }
     void minimumSizeAtScale2()
     {
@@ -138,6 +154,10 @@ private slots:
         QCOMPARE(w.screen(), hidpi);
         QCOMPARE(w.devicePixelRatio(), 2.0);
         QVERIFY(openAndWait(w, model));
+        QFETCH(headroom::Task, task);
+        w.setTask(task);
+        QVERIFY(w.task() == task);
+        QTest::qWait(20); // the panel re-fits its width on the next turn of the event loop
         const QSize hint = w.minimumSizeHint();
         const QSize available = hidpi->availableGeometry().size();
         QVERIFY2(hint.width() <= available.width() && hint.height() <= available.height(),
@@ -146,6 +166,19 @@ private slots:
         w.resize(available);
         QTest::qWait(20);
         QVERIFY(w.width() <= available.width() && w.height() <= available.height());
+        // Nothing clipped at the right edge: every visible control lies inside the window's width (the left
+        // panel scrolls vertically only, so a control wider than it would be cut off, not scrolled to).
+        for (QWidget* c : w.findChildren<QWidget*>()) {
+            if (!c->isVisible() || !(qobject_cast<QAbstractButton*>(c) || qobject_cast<QComboBox*>(c) ||
+                                     qobject_cast<QAbstractSpinBox*>(c) || qobject_cast<QAbstractSlider*>(c)))
+                continue;
+            const QRect r(c->mapTo(&w, QPoint(0, 0)), c->size());
+            QVERIFY2(r.right() < w.width() + 1,
+                     qPrintable(QStringLiteral("%1 (%2) ends at x=%3 in a %4 px window")
+                                    .arg(c->objectName(), QString::fromLatin1(c->metaObject()->className()))
+                                    .arg(r.right())
+                                    .arg(w.width())));
+        }
     }
 
     // A wheel turn over the unfocused GPU combo scrolls the panel and changes nothing; focused, it changes

@@ -259,12 +259,14 @@ private slots:
 
     void newUserLlama()
     {
+        QSettings().clear(); // a model's settings are kept per model: start from none
         MainWindow w;
         w.setErrorHandler([](const QString& m) { QFAIL(qPrintable(m)); });
         ControlsPanel* controls = w.controls();
         selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
                    QStringLiteral("GeForce RTX 4090 24 GB"));
         QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        w.setTask(Task::FineTune);
         LogSlider* seq = controls->findChild<LogSlider*>(QStringLiteral("symbol_seq"));
         QVERIFY(seq);
         seq->setValue(2048);
@@ -385,12 +387,14 @@ private slots:
     // `--ia3 default --dtype bf16 --optimizer adamw --gpu "RTX 4090" --set seq=2048`.
     void ia3InTheWindow()
     {
+        QSettings().clear(); // a model's settings are kept per model: start from none
         MainWindow w;
         w.setErrorHandler([](const QString& m) { QFAIL(qPrintable(m)); });
         ControlsPanel* controls = w.controls();
         selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
                    QStringLiteral("GeForce RTX 4090 24 GB"));
         QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        w.setTask(Task::FineTune);
         controls->symbolSlider(w.session()->model()->symbolIndex("seq"))->setValue(2048);
         selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
         selectData(controls->findChild<QComboBox*>(QStringLiteral("optimizerCombo")), int(Optimizer::AdamW));
@@ -501,8 +505,11 @@ private slots:
     // GPU stays.
     void secondModelStartsFromDefaults()
     {
+        QSettings().clear();
         ControlsPanel panel;
-        panel.setModel(loadModel(kLlamaPath));
+        const Model llama = loadModel(kLlamaPath);
+        panel.setModel(llama);
+        panel.setTask(Task::FineTune);
         panel.fineTunePanel()->qloraButton()->click();
         selectData(panel.findChild<QComboBox*>(QStringLiteral("gpuCombo")), QStringLiteral("GeForce RTX 4090 24 GB"));
         panel.findChild<LogSlider*>(QStringLiteral("symbol_seq"))->setValue(2048);
@@ -524,6 +531,44 @@ private slots:
         panel.fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
         panel.setModel(other);
         QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::LoRA);
+        // The first model reopened after another: what was set on it comes back (the user guide's promise),
+        // and so does the other's when it is reopened in turn.
+        panel.setModel(llama);
+        QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::QLoRA);
+        QVERIFY(panel.config().optimizer == Optimizer::PagedAdamW);
+        QCOMPARE(panel.config().symbols[size_t(llama.symbolIndex("seq"))], 2048);
+        panel.setModel(other);
+        QCOMPARE(panel.fineTunePanel()->method(), FineTunePanel::Method::LoRA);
+        QSettings().clear();
+    }
+
+    // Each task keeps its own settings per model: Fine-tune's QLoRA stays Fine-tune's while Train trains every
+    // weight in fp32 Adam; switching back brings the QLoRA set-up again, and the panel shows each task's knobs.
+    void tasksKeepTheirSettings()
+    {
+        QSettings().clear();
+        ControlsPanel panel;
+        const Model llama = loadModel(kLlamaPath);
+        panel.setModel(llama);
+        panel.setTask(Task::FineTune);
+        panel.fineTunePanel()->qloraButton()->click();
+        QVERIFY(panel.config().finetune.quant == Quant::NF4);
+        QSignalSpy changed(&panel, &ControlsPanel::configChanged);
+        panel.setTask(Task::Train);
+        QCOMPARE(changed.size(), 1);
+        QVERIFY(panel.config().finetune == FineTune{});
+        QVERIFY(panel.config().mode == Mode::Train);
+        QVERIFY(panel.config().optimizer == Config{}.optimizer);
+        QVERIFY(panel.fineTunePanel()->isHidden());
+        panel.setTask(Task::Generate);
+        QVERIFY(panel.config().mode == Mode::Infer);
+        QVERIFY(panel.findChild<QComboBox*>(QStringLiteral("optimizerCombo"))->isHidden() ||
+                !panel.findChild<QComboBox*>(QStringLiteral("optimizerCombo"))->isVisibleTo(&panel));
+        panel.setTask(Task::FineTune);
+        QVERIFY(!panel.fineTunePanel()->isHidden());
+        QVERIFY(panel.config().finetune.quant == Quant::NF4);
+        QVERIFY(panel.config().optimizer == Optimizer::PagedAdamW);
+        QSettings().clear();
     }
 
     // The Framework combo writes the preset into the controls (torchtune's lora_single_device recipes: bf16,
@@ -531,8 +576,10 @@ private slots:
     // the user's to change afterwards, as a CLI flag wins over --framework.
     void frameworkCombo()
     {
+        QSettings().clear();
         ControlsPanel panel;
         panel.setModel(loadModel(kLlamaPath));
+        panel.setTask(Task::FineTune);
         panel.fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
         QSignalSpy changed(&panel, &ControlsPanel::configChanged);
         selectData(panel.findChild<QComboBox*>(QStringLiteral("frameworkCombo")), int(Framework::Torchtune));
@@ -620,6 +667,7 @@ private slots:
         selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
                    QStringLiteral("GeForce RTX 4090 24 GB"));
         QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        w.setTask(Task::FineTune);
         QVERIFY(waitForModel(w, [&] { controls->fineTunePanel()->peftButton()->click(); }));
         selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
         QVERIFY(waitForReport(w));
@@ -649,6 +697,7 @@ private slots:
         selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
                    QStringLiteral("GeForce RTX 4090 24 GB"));
         QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        w.setTask(Task::FineTune);
         controls->findChild<LogSlider*>(QStringLiteral("symbol_seq"))->setValue(2048);
         selectData(controls->findChild<QComboBox*>(QStringLiteral("dtypeCombo")), int(DtypePolicy::BF16));
         selectData(controls->findChild<QComboBox*>(QStringLiteral("optimizerCombo")), int(Optimizer::AdamW));

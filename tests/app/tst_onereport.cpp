@@ -6,6 +6,7 @@
 #include "languageservice.h"
 #include "pdfreport.h"
 #include "plantext.h"
+#include "servingstate.h"
 #include "verdict.h"
 
 #include "headroom/base/format.h"
@@ -14,6 +15,7 @@
 #include "headroom/import/batch.h"
 #include "headroom/load/loader.h"
 #include "headroom/report/report.h"
+#include "headroom/serving/serve_model.h"
 
 #include <QLocale>
 #include <QProcess>
@@ -87,6 +89,8 @@ private slots:
     void batchTipNeverAboveSafeMax();
     void optimizerStepPeakIsNotActivations();
     void freezeTipNamesTheLayers();
+    void servedTasksSayWhatTheCliSays_data();
+    void servedTasksSayWhatTheCliSays();
 };
 
 void TestOneReport::everySurfaceSaysThePlan_data()
@@ -311,3 +315,82 @@ void TestOneReport::freezeTipNamesTheLayers()
 
 QTEST_MAIN(TestOneReport)
 #include "tst_onereport.moc"
+
+// The Generate and Serve tasks of a config: the window's ServingState (the banner's verdict, the PDF's serving
+// report) plans what headroom-cli --task generate / serve prints, at the engines' defaults on the H100: vLLM's
+// concurrency, context and TP are the CLI line's, generate()'s peak and max batch too, and the PDF is that plan's
+// report (the serving verdict, no training "what makes it fit").
+void TestOneReport::servedTasksSayWhatTheCliSays_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<bool>("vllm");
+    for (const char* f :
+         {"/resources/samples/Llama-3.1-8B.json", "/resources/samples/gpt2.json", "/resources/samples/Qwen2.5-7B.json",
+          "/tests/data/moe/Qwen3-30B-A3B.config.json", "/tests/data/moe/Mixtral-8x7B-v0.1.config.json"}) {
+        const QString file = QStringLiteral(HEADROOM_SOURCE_DIR) + QLatin1String(f);
+        QTest::newRow(qPrintable(QFileInfo(file).fileName() + QStringLiteral(" serve"))) << file << true;
+        QTest::newRow(qPrintable(QFileInfo(file).fileName() + QStringLiteral(" generate"))) << file << false;
+    }
+}
+
+void TestOneReport::servedTasksSayWhatTheCliSays()
+{
+    QFETCH(QString, file);
+    QFETCH(bool, vllm);
+    gui::ServingState state;
+    QString error;
+    QVERIFY2(state.loadConfig(file, &error), qPrintable(error));
+    state.setEngine(vllm ? gui::ServingEngine::Vllm : gui::ServingEngine::HfGenerate);
+    const QString cli =
+        runCli({file, QStringLiteral("--task"), vllm ? QStringLiteral("serve") : QStringLiteral("generate")}).trimmed();
+    QVERIFY2(!cli.isEmpty(), qPrintable(file));
+    gui::VerdictBanner banner;
+    banner.setServing(state, Units::IEC);
+    const QString verdict = state.verdictText(Units::IEC);
+    QVERIFY(banner.text().startsWith(verdict));
+    if (state.verdict() == gui::ServingState::Verdict::Unknown) {
+        // "cannot tell", naming the same missing fields
+        QVERIFY2(cli.startsWith(QStringLiteral("cannot tell")), qPrintable(cli));
+        QVERIFY(verdict.startsWith(QStringLiteral("Cannot tell")));
+        QCOMPARE(verdict.section(QStringLiteral(" lacks "), 1), cli.section(QStringLiteral(" lacks "), 1));
+        return;
+    }
+    if (vllm) {
+        const headroom::VllmPlan& p = *state.snapshot().vllm;
+        // "Serves N concurrent Lk-token requests on GPU (TP t)" is the CLI's "serves N ... (TP t, vLLM v): ...";
+        // "Does not start on GPU (TP t): why" its "does not start on GPU (TP t, vLLM v): why"
+        const bool starts = p.starts && *p.starts;
+        QString head = starts ? verdict : verdict.section(QStringLiteral("): "), 0, 0) + QLatin1Char(')');
+        head[0] = head[0].toLower();
+        head.chop(1);
+        QVERIFY2(cli.startsWith(head + QStringLiteral(", vLLM")), qPrintable(head + QStringLiteral("\n") + cli));
+        if (!starts)
+            QVERIFY2(cli.contains(QString::fromStdString(p.reason)), qPrintable(cli));
+    } else {
+        const headroom::HfGeneratePlan& p = *state.snapshot().hf;
+        // the same peak and max batch, and the same verdict
+        QVERIFY2(cli.contains(QStringLiteral("peak %1").arg(gui::bytesText(p.peak, Units::IEC))), qPrintable(cli));
+        QVERIFY2(cli.contains(QStringLiteral("max batch %1").arg(p.maxBatch)), qPrintable(cli));
+        QVERIFY2(verdict.contains(QStringLiteral("peak %1").arg(gui::bytesText(p.peak, Units::IEC))),
+                 qPrintable(verdict));
+        QVERIFY(verdict.contains(QStringLiteral("max batch %1").arg(p.maxBatch)));
+        QCOMPARE(cli.startsWith(QStringLiteral("fits")), verdict.startsWith(QStringLiteral("generate() fits")));
+    }
+    if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty())
+        QSKIP("poppler-utils (pdftotext) is not installed");
+    const Model model = loadModel(file.toStdString());
+    Config config;
+    config.symbols = model.defaultBindings();
+    config.mode = Mode::Infer;
+    QTemporaryDir dir;
+    const QString pdf = dir.filePath(QStringLiteral("s.pdf"));
+    PdfReportOptions options;
+    options.serving = &state;
+    options.servingOnly = true;
+    QVERIFY2(writePdfReport(pdf, model, buildReport(model, config), &error, options), qPrintable(error));
+    const QString text = pdfText(pdf);
+    QVERIFY2(text.contains(verdict.simplified()), qPrintable(text.left(600)));
+    QVERIFY(!text.contains(QStringLiteral("What makes it fit")));
+    QVERIFY(!text.contains(QStringLiteral("Does not fit on")));
+    QVERIFY(!text.contains(QStringLiteral("Fits on")));
+}

@@ -3,9 +3,22 @@
 // headroom-cli --serve ... --json) while elsewhere it stays the CLI's bytes.
 #include "guiutil.h"
 #include "mainwindow.h"
+#include "modelinfopanel.h"
 #include "servingpage.h"
+#include "taskbar.h"
+#include "timelinepage.h"
+#include "verdict.h"
 
+#include "headroom/hardware/gpus.h"
+#include "headroom/serving/serving_json.h"
+
+#include <QAbstractButton>
+#include <QComboBox>
+#include <QScrollArea>
+
+#include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -14,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace gui;
+using headroom::Task;
 
 namespace {
 
@@ -52,18 +66,73 @@ private slots:
     {
         MainWindow w;
         w.setErrorHandler([](const QString&) {});
-        QVERIFY(openAndWait(w, QStringLiteral(HEADROOM_TEST_DATA "/external/meta-llama--Llama-3.1-8B-Instruct.json")));
+        const QString file = QStringLiteral(HEADROOM_TEST_DATA "/external/meta-llama--Llama-3.1-8B-Instruct.json");
+        QVERIFY(openAndWait(w, file));
+        w.setTask(Task::Train);
         ServingPage* page = w.servingPage();
         QVERIFY(page->state()->hasModel());
         QCOMPARE(page->state()->model()->hidden, int64_t{4096});
         const QString json = m_settings.filePath(QStringLiteral("report.json"));
-        QVERIFY(!exported(w, json).contains("serving")); // not in the Serving mode: the CLI's bytes
-        w.tabs()->setCurrentWidget(page);
-        const nlohmann::json withPlan = exported(w, json);
-        QVERIFY(withPlan.contains("serving"));
-        QCOMPARE(withPlan["serving"]["engine"].get<std::string>(), std::string("vllm"));
+        const nlohmann::json training = exported(w, json);
+        QVERIFY(!training.contains("serving")); // the Train task: the CLI's training report
+        QCOMPARE(training["schema"].get<std::string>(), std::string("headroom.report/1"));
+        QVERIFY(!w.tabs()->isTabVisible(w.tabs()->indexOf(page)));
+        // The Serve task: its tab, its knobs in the panel, its verdict in the banner, its JSON the CLI's
+        // `--task serve --json` object (the window's GPU, the H100, and vLLM's defaults, as the CLI's).
+        w.setTask(Task::Serve);
+        QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(page)));
+        QCOMPARE(w.tabs()->currentWidget(), page);
+        QVERIFY(!w.tabs()->isTabVisible(w.tabs()->indexOf(w.timelinePage())));
+        QVERIFY(!page->engineBox()->isVisibleTo(page->form()));
+        QVERIFY(page->form()->isVisibleTo(w.controlsScroll()->widget()));
+        QCOMPARE(w.verdict()->text().section(QStringLiteral(" \u00b7 "), 0, 0), page->state()->verdictText());
+        QVERIFY2(w.verdict()->text().startsWith(QStringLiteral("Serves ")), qPrintable(w.verdict()->text()));
+        const nlohmann::json served = exported(w, json);
+        QCOMPARE(served["schema"].get<std::string>(), std::string("headroom.serving/1"));
+        const headroom::ServeModel model = headroom::loadServeModel(file.toStdString());
+        const nlohmann::json cli = headroom::toJson(headroom::planVllm(model, {}, *headroom::findGpu("H100")));
+        QCOMPARE(served["serving"][0].dump(), cli.dump());
+        // Generate on a config: generate()'s plan, the tab named for it.
+        w.setTask(Task::Generate);
+        QCOMPARE(w.tabs()->tabText(w.tabs()->indexOf(page)), QStringLiteral("Generation"));
+        const nlohmann::json generated = exported(w, json);
+        QCOMPARE(generated["serving"][0]["engine"].get<std::string>(), std::string("hf-generate"));
+        QCOMPARE(generated["serving"][0].dump(),
+                 headroom::toJson(headroom::planHfGenerate(model, {}, *headroom::findGpu("H100"))).dump());
+        // An ONNX graph cannot be served: the task falls back to Train, Serve is disabled with the reason.
+        w.setTask(Task::Serve);
         QVERIFY(openAndWait(w, QStringLiteral(HEADROOM_TEST_DATA "/tiny_gpt.onnx")));
         QVERIFY(!page->state()->hasModel());
+        QVERIFY(w.task() == Task::Train);
+        QVERIFY(!w.taskBar()->button(Task::Serve)->isEnabled());
+        QVERIFY(w.taskBar()->button(Task::Serve)->toolTip().contains(QStringLiteral("config.json")));
+        QVERIFY(!w.tabs()->isTabVisible(w.tabs()->indexOf(page)));
+        // The config again: the task it was left on comes back with it.
+        QVERIFY(openAndWait(w, file));
+        QVERIFY(w.task() == Task::Serve);
+        QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(page)));
+    }
+
+    // A checkpoint's config is always config.json: the window, the Model panel, the Serving header and the PDF
+    // name the model by its folder (Qwen3 and Mixtral were both "config.json").
+    void checkpointFolderIsNamed()
+    {
+        const QString folder = m_settings.filePath(QStringLiteral("Qwen3-30B-A3B"));
+        QVERIFY(QDir().mkpath(folder));
+        const QString config = QDir(folder).filePath(QStringLiteral("config.json"));
+        QVERIFY(QFile::copy(QStringLiteral(HEADROOM_TEST_DATA "/moe/Qwen3-30B-A3B.config.json"), config));
+        MainWindow w;
+        w.setErrorHandler([](const QString& m) { QFAIL(qPrintable(m)); });
+        QVERIFY(openAndWait(w, config));
+        QCOMPARE(w.windowTitle(), QStringLiteral("Qwen3-30B-A3B \u2014 Headroom"));
+        QVERIFY2(w.modelInfo()->fileText().startsWith(QStringLiteral("Qwen3-30B-A3B")),
+                 qPrintable(w.modelInfo()->fileText()));
+        w.setTask(Task::Serve);
+        QVERIFY(w.servingPage()->findChildren<QLabel*>().size() > 0);
+        bool header = false;
+        for (const QLabel* l : w.servingPage()->findChildren<QLabel*>())
+            header |= l->text() == QStringLiteral("Qwen3-30B-A3B");
+        QVERIFY(header);
     }
 
 private:
