@@ -5,7 +5,7 @@
 // index is a pure optimisation of the set: any divergence changes reserved figures, so this fails first.
 // Last, the replay loop's shortcuts against the model driven one call per event, and the tick's replay (the
 // program's op stream, evaluate()) against replay() over the evaluation's events.
-#include "free_index.h"
+#include "allocator/free_index.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/allocator.h"
 #include "headroom/memory/engine.h"

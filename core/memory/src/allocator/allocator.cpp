@@ -3,7 +3,7 @@
 // Function names follow the original (get_free_block, should_split, alloc_block, ...) so that a reader can
 // check each rule against it.
 #include "headroom/memory/allocator.h"
-#include "free_index.h"
+#include "allocator/free_index.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 // evaluate(): one configuration -> every figure of docs/DESIGN.md "The memory model".
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include "headroom/memory/allocator.h"
 

@@ -62,7 +62,7 @@
 // qkv read as PEFT's one query_key_value adapter (all parts: no zero_pad). Rules 1 and 2 find the attention
 // by its fused SDPA unit, which is how lit-gpt always runs it (F.scaled_dot_product_attention, or flash_attn_func
 // when installed): with --attention eager, not a lit-gpt configuration, only rule 3 applies.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <algorithm>
 #include <map>
