@@ -55,7 +55,7 @@
 //    padded_vocab_size) beside transformer.wte = nn.Embedding(...); the fine-tune scripts tie them only with
 //    TrainArgs.tie_embeddings (default None). A config.json with tie_word_embeddings (Falcon, Gemma) therefore
 //    loads as two weights under lit-gpt's code: engine_plan.cpp finds the shared one (PlanData::untiedHead) and
-//    engine.cpp computeSizes adds the frozen copy, a Linear4bit under Lightning's bitsandbytes precision.
+//    sizes.cpp computeSizes adds the frozen copy, a Linear4bit under Lightning's bitsandbytes precision.
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
