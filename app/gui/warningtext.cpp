@@ -42,7 +42,7 @@ const char* const kTemplates[] = {
     QT_TRANSLATE_NOOP("CoreWarning", "%1: %2 tensors' declared shape (value_info) disagrees with Headroom's "
                                      "inference, first '%3'; the inferred shape is used"),
     QT_TRANSLATE_NOOP("CoreWarning", "%1: tensor '%2': its size overflows 64-bit bytes"),
-    // memory/engine_plan.cpp, engine.cpp
+    // memory/engine/engine_plan.cpp, engine/breakdown.cpp
     QT_TRANSLATE_NOOP("CoreWarning",
                       "no saved-for-backward rule for %1 (1 node, first %2): assumed it keeps its inputs and outputs"),
     QT_TRANSLATE_NOOP("CoreWarning", "no saved-for-backward rule for %1 (%2 nodes, first %3): assumed it keeps its "

@@ -1,11 +1,11 @@
-// The caching allocator model's index of free blocks (core/memory/src/free_index.h, issue 22's tick) against a
-// std::set in the order it must keep, the allocator's BlockComparatorSize (c10/cuda/CUDACachingAllocator.cpp:
-// size, then address): every query (best fit, the walk past it, both full walks) answers the same, over random
-// operation sequences and over a best-fit allocator replaying the events of every model in tests/data. The
-// index is a pure optimisation of the set: any divergence changes reserved figures, so this fails first.
-// Last, the replay loop's shortcuts against the model driven one call per event, and the tick's replay (the
-// program's op stream, evaluate()) against replay() over the evaluation's events.
-#include "free_index.h"
+// The caching allocator model's index of free blocks (core/memory/src/allocator/free_index.h, issue 22's tick) against
+// a std::set in the order it must keep, the allocator's BlockComparatorSize (c10/cuda/CUDACachingAllocator.cpp: size,
+// then address): every query (best fit, the walk past it, both full walks) answers the same, over random operation
+// sequences and over a best-fit allocator replaying the events of every model in tests/data. The index is a pure
+// optimisation of the set: any divergence changes reserved figures, so this fails first. Last, the replay loop's
+// shortcuts against the model driven one call per event, and the tick's replay (the program's op stream, evaluate())
+// against replay() over the evaluation's events.
+#include "allocator/free_index.h"
 #include "headroom/load/loader.h"
 #include "headroom/memory/allocator.h"
 #include "headroom/memory/engine.h"

@@ -1,5 +1,5 @@
 // lit-gpt's own model code (--framework litgpt: Config::modelCode == ModelCode::Litgpt,
-// core/memory/src/litgpt_model.cpp) against what PyTorch's autograd keeps when lit-gpt's code runs:
+// core/memory/src/finetune/litgpt_model.cpp) against what PyTorch's autograd keeps when lit-gpt's code runs:
 // tests/data/litgpt/litgpt_truth.json, measured by make_litgpt_truth.py (lit-gpt 8641822's LoRAQKVLinear,
 // CausalSelfAttention, RMSNorm and LLaMAMLP in plain torch, saved_tensors_hooks around decoder block 1).
 // The engine reads the same network from tests/data/litgpt/tiny_llama.config.json (transformers' layout,

@@ -284,7 +284,7 @@ private slots:
         const int64_t layer = packed + 2 * h * bf16 + (3 * r * (h + h) + 3 * r * (h + f)) * bf16;
         auto quantState = [](int64_t n) { return n / 64 + 4 + 4 * ((n / 64 + 255) / 256) + 256 * 4; };
         const int64_t state = layers * (4 * quantState(h * h) + 3 * quantState(h * f));
-        const int64_t dequantized = h * f * bf16; // the largest weight's compute-dtype copy (engine.cpp)
+        const int64_t dequantized = h * f * bf16; // the largest weight's compute-dtype copy (sizes.cpp computeSizes)
         const int64_t flat = root + layers * layer;
         c.gpus = 2;
         c.symbols[size_t(m.batchSymbol)] = 2;

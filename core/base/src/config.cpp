@@ -78,8 +78,8 @@ constexpr std::array<std::pair<Attention, std::string_view>, 6> kAttention{{{Att
 constexpr std::array<std::pair<Device, std::string_view>, 2> kDevices{{{Device::CUDA, "cuda"}, {Device::CPU, "cpu"}}};
 constexpr std::array<std::pair<TorchVersion, std::string_view>, 3> kTorch{
     {{TorchVersion::V2, "2"}, {TorchVersion::V1_13, "1.13"}, {TorchVersion::V1_10, "1.10"}}};
-// Each PyTorch release's defaults beside its autograd formulas (core/memory saved_rules.cpp kOlderRules), a row
-// per TorchVersion in enum order:
+// Each PyTorch release's defaults beside its autograd formulas (core/memory/src/rules/saved_rules.cpp kOlderRules), a
+// row per TorchVersion in enum order:
 //  - sdpa: F.scaled_dot_product_attention came with 2.0 (and transformers uses it from torch 2.1.1: config.h);
 //  - zeroGradToNone: torch.nn.Module.zero_grad and torch.optim.Optimizer.zero_grad default to set_to_none=True
 //    from 2.0 (pytorch/pytorch#92731, "zero_grad() set_to_none default True", BC-breaking); from 1.7 to 1.13 the

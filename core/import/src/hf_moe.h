@@ -7,7 +7,7 @@
 // whatever the split among experts, the experts together see T*k rows (tests/data/moe/README.md).
 //
 // Two ops outside ai.onnx carry what ONNX cannot say (shape and saved rules: shapes/shape_rules_nn.cpp,
-// memory/saved_rules.cpp):
+// memory/rules/saved_rules.cpp):
 //   GroupedMatMul(x [S, K], w [E, K, N] (, bias [E, N])) -> [S, N]: torch._grouped_mm with row offsets;
 //     always_saves_input = 1: transformers' fallback (saves x whatever trains), 0: the per-expert Linear loop;
 //     top_k: tokens' experts (the gate_up matmul only); mxfp4 = 1: the weights ship as MXFP4
@@ -74,7 +74,7 @@ std::string moeBlock(G& g, const HfArch& a, const std::string& x, const std::str
     g.attrInt("always_saves_input", m.eager ? 0 : 1);
     g.attrInt("top_k", k); // for the layer tree's "E experts, k active per token" row (report/layer_tree.cpp)
     if (m.mxfp4)
-        g.attrInt("mxfp4", 1); // the weights ship as MXFP4 (memory/quant_weights.cpp)
+        g.attrInt("mxfp4", 1); // the weights ship as MXFP4 (memory/finetune/quant_weights.cpp)
     const auto parts = g.nodes("Split", XS, {gu, g.ints({I, I})}, 2);
     g.attrInt("axis", -1);
     const std::string act = g.node("Mul", XS, {silu(parts[0], XS + "/act_fn"), parts[1]});

@@ -29,7 +29,7 @@
 // state (forward's buffers are what backward and the loss release; recomputation runs forwardUnit again
 // inside backward), so one struct whose fields are grouped by the phase that fills them shows that data flow,
 // where classes per phase would hand each other most of their members.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <cstdint>
 #include <memory>

@@ -41,7 +41,7 @@ enum class Loss : uint8_t { CrossEntropy, MSE, None, ChunkedCE, FusedLinearCE, C
 // FSDPNoShard: FSDP with ShardingStrategy.NO_SHARD (flat parameters, nothing sharded; Answer.AI's "ddp").
 enum class Strategy : uint8_t { Single, DDP, DP, BalancedDP, ZeRO1, ZeRO2, ZeRO3, FSDP, FSDPNoShard };
 enum class AllocatorMode : uint8_t { Exact, Caching, Expandable };
-// How attention subgraphs run, as Hugging Face's attn_implementation names them (core/memory/src/fused_units.cpp
+// How attention subgraphs run, as Hugging Face's attn_implementation names them (core/memory/src/rules/fused_units.cpp
 // tryAttention): SDPA (F.scaled_dot_product_attention, which picks flash, memory-efficient or math by dtype,
 // head dim, mask and enable_gqa; no [B, H, T, T] matrix kept unless math), Eager (written out with matmul +
 // softmax: explicit attention, or PyTorch before 2.0), Flash2 (transformers' flash_attention_2: fp32 operands
@@ -59,7 +59,7 @@ enum class Framework : uint8_t { HF, Torchtune, Litgpt };
 // Whose model code runs the network: transformers' modeling files with PEFT's adapters, as the config.json
 // importer and the LoRA rewrite write the graph, or lit-gpt's own (lit_gpt/model.py and lit_gpt/lora.py:
 // one fused qkv Linear with one LoRAQKVLinear adapter, and finetune/lora.py's training loop), whose
-// differences the engine applies to that graph (core/memory/src/litgpt_model.cpp cites each).
+// differences the engine applies to that graph (core/memory/src/finetune/litgpt_model.cpp cites each).
 enum class ModelCode : uint8_t { Transformers, Litgpt };
 // Where autograd runs: the rules that differ between PyTorch's CUDA and CPU kernels (cuDNN RNN vs the
 // native per-step cells). Headroom targets a CUDA GPU; CPU reproduces the CPU truth of the corpus.
@@ -121,7 +121,7 @@ struct Config
     ModelCode modelCode = ModelCode::Transformers;
     // bitsandbytes before 0.43.2: MatMul4Bit.forward keeps its input A on ctx for a backward that reads only the
     // weight (autograd/_functions.py `ctx.tensors = (A, B)`; PR #1270 dropped it in 0.43.2), so every 4-bit
-    // Linear's input that requires grad lives until the Linear's backward (core/memory/src/litgpt_model.cpp
+    // Linear's input that requires grad lives until the Linear's backward (core/memory/src/finetune/litgpt_model.cpp
     // rule 4). A property of the bitsandbytes version, whatever the model code: the CLI's --bnb-version.
     bool bnbKeepsMatmulInput = false;
     // transformers before 4.46: LlamaForCausalLM.forward and its peers ran `logits = logits.float()` whenever labels

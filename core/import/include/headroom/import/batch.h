@@ -17,7 +17,7 @@ inline int64_t batchOf(const Model& model, const Config& config)
 }
 
 // `config` at global batch `batch`. Symbols not indexed like the model's are first reset to its defaults, as
-// evaluate() reads them (memory/engine.cpp, bindingsFor); a model without a batch symbol keeps them as they are.
+// evaluate() reads them (memory/engine/sizes.cpp, bindingsFor); a model without a batch symbol keeps them as they are.
 inline Config withBatch(const Model& model, Config config, int64_t batch)
 {
     if (config.symbols.size() != model.symbols.size())

@@ -12,7 +12,7 @@
 // (_ClassReplacementContextManager, no ignore_modules in finetune/lora.py), so lm_head becomes a Linear4bit too; its
 // _quantize_weight quantizes `weight.contiguous().to(device="cuda", dtype=torch.half)`, so the quant_state's dtype is
 // fp16 and MatMul4Bit's F.dequantize_4bit(B, state).to(A.dtype) makes an fp16 weight and then a bf16 copy.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <algorithm>
 

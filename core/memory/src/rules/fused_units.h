@@ -1,7 +1,7 @@
 #pragma once
 // The plan's units (fused_units.cpp): the decompositions PyTorch runs as one op, then one unit per other
 // dynamic node, in topological order of their heads.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 namespace headroom {
 

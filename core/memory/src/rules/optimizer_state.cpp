@@ -1,6 +1,6 @@
 // Optimizer state bytes per trainable parameter, docs/DESIGN.md's table. States are fp32 except under the
 // pure 16-bit policies, where PyTorch creates them like the parameter (zeros_like): 2 bytes.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <cmath>
 

@@ -1,3 +1,5 @@
+// Per-layer costs (layercost.h): an evaluation's per-node figures (parameters, output and saved bytes) summed
+// into every layer-tree node above the node, for the GUI's layer tree, the PDF and the CLI table.
 #include "headroom/memory/layercost.h"
 
 namespace headroom {

@@ -5,7 +5,7 @@
 // what runs outside the layers (final norm, lm_head, loss) keeps its tensors as usual.
 // Expressed as the timeline's checkpoint segments: segment i = decoder layer i (with whatever precedes
 // layer 0, which saves no activation of its own in these models), the last segment = after the layers.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <cctype>
 

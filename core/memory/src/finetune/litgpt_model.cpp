@@ -55,14 +55,14 @@
 //    padded_vocab_size) beside transformer.wte = nn.Embedding(...); the fine-tune scripts tie them only with
 //    TrainArgs.tie_embeddings (default None). A config.json with tie_word_embeddings (Falcon, Gemma) therefore
 //    loads as two weights under lit-gpt's code: engine_plan.cpp finds the shared one (PlanData::untiedHead) and
-//    engine.cpp computeSizes adds the frozen copy, a Linear4bit under Lightning's bitsandbytes precision.
+//    sizes.cpp computeSizes adds the frozen copy, a Linear4bit under Lightning's bitsandbytes precision.
 // The rest matches what the importer writes: lit_gpt/rmsnorm.py RMSNorm (x * x, mean, rsqrt, no fp32 upcast:
 // x kept), LLaMAMLP (silu(fc_1(x)) * fc_2(x)), GptNeoxMLP (one gelu), frozen Linears keeping nothing. Not
 // modelled: zero_pad's forward transients (new_zeros and the result, qkv wide) and LoRA on lit-gpt's fused
 // qkv read as PEFT's one query_key_value adapter (all parts: no zero_pad). Rules 1 and 2 find the attention
 // by its fused SDPA unit, which is how lit-gpt always runs it (F.scaled_dot_product_attention, or flash_attn_func
 // when installed): with --attention eager, not a lit-gpt configuration, only rule 3 applies.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <algorithm>
 #include <map>

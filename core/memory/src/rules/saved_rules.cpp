@@ -5,7 +5,7 @@
 // The table (kRules) is data like derivatives.yaml itself: per op, whether it has a gradient or is a view,
 // which inputs/outputs it saves and for which operand's gradient, and flags; ops whose saved set needs
 // arithmetic (statistics, indices, RNN workspaces, MAC counts) name a function. applyOpRule reads it.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,7 +1,7 @@
 // The plan builder's op classes (op_classes.h), one table each.
-#include "op_classes.h"
+#include "rules/op_classes.h"
 
-#include "op_table.h"
+#include "rules/op_table.h"
 
 namespace headroom {
 

@@ -1,6 +1,6 @@
 // The fine-tuning block of the report: how the parameters split into frozen base, adapters and quantized
 // weights, and what each costs at this configuration.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include "headroom/memory/finetune_summary.h"
 #include <algorithm>

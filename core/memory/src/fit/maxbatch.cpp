@@ -1,6 +1,6 @@
 // Fit on a GPU and the largest batch that fits: a search over evaluations, which are cheap (the shape
 // functions are fitted, so no inference runs).
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 #include "headroom/import/batch.h"
 #include "headroom/memory/allocator.h"
 

@@ -1,6 +1,6 @@
 // Checkpoint segments as torch.utils.checkpoint.checkpoint_sequential (torch/utils/checkpoint.py) runs them
 // over the model's module sequence (docs/DESIGN.md "Checkpoint segments").
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <algorithm>
 #include <cstdlib>

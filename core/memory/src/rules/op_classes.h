@@ -4,7 +4,7 @@
 // plays in scaled-dot-product attention, and how a view of it lays out its storage. Each is one table
 // (op_classes.cpp; the autocast classes in dtype_policy.cpp beside the other dtype rules): adding an op to
 // a class is adding a row.
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <cstdint>
 #include <string_view>

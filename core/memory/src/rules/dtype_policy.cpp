@@ -1,7 +1,7 @@
 // Element sizes under each dtype policy of docs/DESIGN.md "The memory model".
-#include "engine_internal.h"
-#include "op_classes.h"
-#include "op_table.h"
+#include "engine/engine_internal.h"
+#include "rules/op_classes.h"
+#include "rules/op_table.h"
 
 namespace headroom {
 

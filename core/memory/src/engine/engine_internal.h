@@ -296,6 +296,24 @@ std::vector<int64_t> stepHighs(const PlanData& plan, const Config& config);
 // The step's allocation events (what the allocator model replays), without the rest of an evaluation.
 std::vector<AllocEvent> stepEvents(const PlanData& plan, const Config& config);
 
+// One evaluation's parts (engine.cpp runs them in order). Before the walk (sizes.cpp): the bindings a step runs
+// at, every tensor's bytes at them, and the simulation options.
+Bindings bindingsFor(const Model& m, const Config& config);
+Sizes computeSizes(const PlanData& p, const Config& config, const ShapeTable& shapes, bool train);
+SimOptions simOptionsFor(const PlanData& p, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                         bool train, bool events);
+// After it (breakdown.cpp): the figures of the evaluation.
+void fillBreakdown(const PlanData& p, const Config& config, const Sizes& sizes, const SimResult& sim, bool train,
+                   Breakdown& b);
+std::vector<int64_t> savedPerUnit(const PlanData& p, const Config& config, const ShapeTable& shapes, const Sizes& sizes,
+                                  const SimOptions& opt);
+int64_t offloadedBytes(const PlanData& p, const Sizes& sizes, const SimOptions& opt);
+void addWarnings(const PlanData& p, const Config& config, const SimOptions& opt, bool train, Evaluation& e);
+void fillNodeCosts(const PlanData& p, const Sizes& sizes, const std::vector<int64_t>& savedBytes,
+                   const std::vector<int64_t>& macsPerUnit, Evaluation& e);
+// classicEstimate (engine.h) over the plan's flat lists.
+int64_t classicEstimate(const PlanData& p, const Config& config, const ShapeTable& shapes);
+
 // Checkpoint segments (checkpoint.cpp): segment index per unit for k segments.
 std::vector<int> checkpointSegments(const PlanData& plan, const Config& config, const ShapeTable& shapes,
                                     const Sizes& sizes, int k);

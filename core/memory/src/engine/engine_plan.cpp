@@ -1,8 +1,8 @@
 // The per-model plan: everything evaluate() needs that does not change with the symbol values, the
 // dtype policy or the optimizer. Built once per model (and per set of freeze patterns).
-#include "engine_internal.h"
-#include "fused_units.h"
-#include "op_classes.h"
+#include "engine/engine_internal.h"
+#include "rules/fused_units.h"
+#include "rules/op_classes.h"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
 // "Cannot tell" instead of a verdict while sizes are unknown (docs/DESIGN.md "Fit and max batch": an unknown
 // activation is not 0 bytes), and the largest value of any symbol that fits (--max SYMBOL: "what context
 // length fits?").
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 #include "headroom/memory/allocator.h"
 
 #include <algorithm>

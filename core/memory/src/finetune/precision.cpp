@@ -21,7 +21,7 @@
 //   returns A's dtype (int8_scaled_mm(..., dtype=A.dtype)); its int8 transients are not modelled.
 // Under autocast none of this applies here: autocast decides the dtypes (bnb.py skips the casts when
 // torch.is_autocast_enabled(); the engine's autocast classes cover lora's matmuls).
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #include <algorithm>
 

@@ -2,9 +2,9 @@
 // group norm, scaled-dot-product attention), and what autograd saves is the fused op's, not the pieces'.
 // Each decomposition is a pattern matched from its anchor op (op_classes.cpp, fusionAnchor); the nodes left
 // over become one unit each.
-#include "fused_units.h"
+#include "rules/fused_units.h"
 
-#include "op_classes.h"
+#include "rules/op_classes.h"
 
 #include <algorithm>
 
