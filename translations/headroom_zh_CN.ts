@@ -1252,6 +1252,10 @@
         <extracomment>%1 the steps (ending with the hardware), %2 the need after them, %3 what is left</extracomment>
         <translation>这块 GPU 上没有办法放下：改用 %1 → 需要 %2，剩余 %3。</translation>
     </message>
+    <message>
+        <source>LoRA adapters (r %1, every linear layer: PEFT has no default targets for the model) instead of full fine-tuning</source>
+        <translation>改用 LoRA 适配器（r %1，所有线性层：PEFT 没有该模型的默认目标模块）代替全量微调</translation>
+    </message>
 </context>
 <context>
     <name>ReportDocument</name>
@@ -1948,11 +1952,6 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <translation>QLoRA（量化低秩适配）</translation>
     </message>
     <message>
-        <source>default (q_proj, v_proj)</source>
-        <extracomment>placeholder of the LoRA targets field: empty means PEFT&apos;s default modules for the model type</extracomment>
-        <translation>默认（q_proj, v_proj）</translation>
-    </message>
-    <message>
         <source>NF4 (4-bit)</source>
         <translation>NF4（4 位）</translation>
     </message>
@@ -2066,8 +2065,19 @@ one part of the need: %1 category, %2 its bytes</extracomment>
         <translation>IA3（向量缩放）</translation>
     </message>
     <message>
-        <source>default (k_proj, v_proj, down_proj)</source>
-        <translation>默认（k_proj、v_proj、down_proj）</translation>
+        <source>default (%1)</source>
+        <extracomment>placeholder of the targets field: empty means PEFT&apos;s default modules for the model type, listed</extracomment>
+        <translation>默认（%1）</translation>
+    </message>
+    <message>
+        <source>all-linear (PEFT has no default targets for %1)</source>
+        <extracomment>placeholder of the LoRA targets field for a model type PEFT has no default targets for</extracomment>
+        <translation>all-linear（PEFT 没有 %1 的默认目标模块）</translation>
+    </message>
+    <message>
+        <source>module names (PEFT has no default for this model)</source>
+        <extracomment>placeholder of the targets field when PEFT has no default for the model: the user must name them</extracomment>
+        <translation>模块名（PEFT 没有该模型的默认值）</translation>
     </message>
 </context>
 <context>
@@ -3289,6 +3299,11 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     <message>
         <source>IA3</source>
         <translation>IA3 微调</translation>
+    </message>
+    <message>
+        <source>Does not start: %1</source>
+        <extracomment>%1 why PEFT refuses the adapters, e.g. &quot;LoRA: no targets= given and PEFT has no default targets for ...&quot;</extracomment>
+        <translation>无法启动：%1</translation>
     </message>
 </context>
 <context>

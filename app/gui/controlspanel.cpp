@@ -395,6 +395,15 @@ void ControlsPanel::setModel(const headroom::Model& model)
         m_task = *t;
     if (headroom::routeTask(m_task, m_hfConfig).engine == headroom::TaskEngine::None)
         m_task = headroom::Task::Train; // a graph cannot be served
+    {
+        const std::string& type = model.info.modelType;
+        QStringList lora, ia3;
+        for (const std::string& t : headroom::peftDefaultTargets(type))
+            lora << qs(t);
+        for (const std::string& t : headroom::peftIa3Defaults(type).targets)
+            ia3 << qs(t);
+        m_finetune->setModelDefaults(qs(type), lora, ia3);
+    }
     loadModelSettings(settings);
     while (m_symbolsForm->rowCount() > 0)
         m_symbolsForm->removeRow(0);

@@ -59,8 +59,8 @@ FineTunePanel::FineTunePanel(QWidget* parent)
     m_dropout->setRange(0, 0.99);
     m_dropout->setDecimals(2);
     m_dropout->setSingleStep(0.05);
-    //: placeholder of the LoRA targets field: empty means PEFT's default modules for the model type
-    m_targets->setPlaceholderText(tr("default (q_proj, v_proj)"));
+    m_defaultLora = {QStringLiteral("q_proj"), QStringLiteral("v_proj")};
+    m_defaultIa3 = {QStringLiteral("k_proj"), QStringLiteral("v_proj"), QStringLiteral("down_proj")};
     m_targets->setClearButtonEnabled(true);
     m_quant->addItem(tr("NF4 (4-bit)"), static_cast<int>(headroom::Quant::NF4));
     m_quant->addItem(tr("FP4 (4-bit)"), static_cast<int>(headroom::Quant::FP4));
@@ -170,8 +170,7 @@ void FineTunePanel::updateEnabled()
         w->setEnabled(lora);
     for (QWidget* w : std::initializer_list<QWidget*>{m_targets, m_adapterDtype})
         w->setEnabled(adapters);
-    m_targets->setPlaceholderText(m == Method::IA3 ? tr("default (k_proj, v_proj, down_proj)")
-                                                   : tr("default (q_proj, v_proj)"));
+    showTargetsPlaceholder();
     m_dora->setEnabled(lora && m_doraAllowed);
     m_quant->setEnabled(quant);
     m_kbitPrep->setEnabled(quant);
@@ -185,6 +184,29 @@ void FineTunePanel::emitChanged()
 {
     if (!m_quiet)
         emit changed();
+}
+
+void FineTunePanel::setModelDefaults(const QString& modelType, const QStringList& lora, const QStringList& ia3)
+{
+    m_modelType = modelType;
+    m_defaultLora = lora;
+    m_defaultIa3 = ia3;
+    showTargetsPlaceholder();
+}
+
+// What an empty Targets field means for the open model, in the field itself.
+void FineTunePanel::showTargetsPlaceholder()
+{
+    const QStringList& defaults = method() == Method::IA3 ? m_defaultIa3 : m_defaultLora;
+    if (!defaults.isEmpty())
+        //: placeholder of the targets field: empty means PEFT's default modules for the model type, listed
+        m_targets->setPlaceholderText(tr("default (%1)").arg(defaults.join(QStringLiteral(", "))));
+    else if (!m_modelType.isEmpty() && method() != Method::IA3)
+        //: placeholder of the LoRA targets field for a model type PEFT has no default targets for
+        m_targets->setPlaceholderText(tr("all-linear (PEFT has no default targets for %1)").arg(m_modelType));
+    else
+        //: placeholder of the targets field when PEFT has no default for the model: the user must name them
+        m_targets->setPlaceholderText(tr("module names (PEFT has no default for this model)"));
 }
 
 headroom::FineTune FineTunePanel::fineTune() const
@@ -208,6 +230,8 @@ headroom::FineTune FineTunePanel::fineTune() const
     f.lora.dropout = m_dropout->value();
     for (const QString& t : m_targets->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
         f.lora.targets.push_back(t.toStdString());
+    if (f.lora.targets.empty() && m_defaultLora.isEmpty() && !m_modelType.isEmpty())
+        f.lora.targets = {"all-linear"}; // PEFT has no default for this model type (setModelDefaults)
     f.lora.dtype = m_adapterDtype->currentData().toString().toStdString();
     f.lora.dora = m_doraAllowed && m_dora->isChecked();
     if (m == Method::QLoRA) {

@@ -45,6 +45,11 @@ public:
     // refuses both): the DoRA box and the IA3 method are turned off, IA3 becoming LoRA
     void applyFrameworkSwitches(const headroom::FineTune& f, bool doraAllowed = true);
 
+    // The open model's PEFT defaults (peftDefaultTargets, peftIa3Defaults for its model_type): the Targets field
+    // says what an empty field means for this model. A config whose model type PEFT has no LoRA default for (the
+    // MoE types) trains "all-linear" when the field is empty, as the fit plan's LoRA step does; an ONNX file
+    // without one must name its targets.
+    void setModelDefaults(const QString& modelType, const QStringList& lora, const QStringList& ia3);
     void saveSettings(QSettings& settings) const;
     void restoreSettings(QSettings& settings);
 
@@ -78,6 +83,9 @@ private:
     QPushButton* m_peft;
     QPushButton* m_qlora;
     bool m_doraAllowed = true;
+    QString m_modelType; // "" for an ONNX file without one
+    QStringList m_defaultLora, m_defaultIa3;
+    void showTargetsPlaceholder();
     bool m_quiet = false; // a recipe sets many controls: one change signal at the end
 };
 

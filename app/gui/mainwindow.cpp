@@ -233,6 +233,17 @@ void MainWindow::connectLoader()
             m_failedLora = m_requestedLora; // targets that match nothing: said once, not on every change
         m_requestedLora = m_modelLora;
         m_requestedFile = m_currentFile;
+        if (loraRefused && file == m_currentFile) {
+            // The model is open and stays so: PEFT refusing the adapters is the verdict on the asked configuration
+            // (the banner, in the task's place), not "Cannot open the model". Its error handler hears it too.
+            const QString why = message.section(QStringLiteral(": "), 1);
+            m_verdict->setRefused(why.isEmpty() ? message : why);
+            statusBar()->showMessage(message, 8000);
+            if (m_errorHandler)
+                m_errorHandler(message);
+            emit loadFailed(message);
+            return;
+        }
         if (loraRefused && file != m_currentFile) {
             // A new file the saved adapters do not fit (settings of another model at start-up): it opens for
             // full fine-tuning, and a model that loads never shows "Cannot open".

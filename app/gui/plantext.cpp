@@ -28,7 +28,12 @@ QString planStepText(const headroom::PlanStep& s, headroom::Strategy strategy)
     case K::Shard: return PlanText::tr("shard across the GPUs (%1)").arg(qs(headroom::shardName(s.name)));
     case K::Optimizer8bit: return PlanText::tr("8-bit optimizer state (%1)").arg(qs(s.name));
     case K::Bf16: return PlanText::tr("pure bf16");
-    case K::Lora: return PlanText::tr("LoRA adapters (r %1, PEFT defaults) instead of full fine-tuning").arg(s.value);
+    case K::Lora:
+        return s.name == "lora-all-linear"
+                   ? PlanText::tr("LoRA adapters (r %1, every linear layer: PEFT has no default targets for the model) "
+                                  "instead of full fine-tuning")
+                         .arg(s.value)
+                   : PlanText::tr("LoRA adapters (r %1, PEFT defaults) instead of full fine-tuning").arg(s.value);
     case K::QLora: return PlanText::tr("QLoRA: 4-bit NF4 base weights");
     case K::Offload: return PlanText::tr("CPU offload");
     case K::ShorterSequence:

@@ -241,6 +241,16 @@ void VerdictBanner::setServing(const ServingState& serving, headroom::Units unit
     applyColours();
 }
 
+void VerdictBanner::setRefused(const QString& why)
+{
+    m_empty = false;
+    m_fits = false;
+    m_unknown = false;
+    //: %1 why PEFT refuses the adapters, e.g. "LoRA: no targets= given and PEFT has no default targets for ..."
+    setText(tr("Does not start: %1").arg(why));
+    applyColours();
+}
+
 void VerdictBanner::changeEvent(QEvent* event)
 {
     QLabel::changeEvent(event);

@@ -36,6 +36,9 @@ public:
     // CLI's words) on the serving GPU, in the banner's colours.
     void setServing(const ServingState& serving, headroom::Units units);
     void clear();
+    // PEFT refused the panel's adapters for the open model (get_peft_model raises): "Does not start: why", red,
+    // until the next report; the model stays open.
+    void setRefused(const QString& why);
     bool fits() const { return m_fits; }
     bool unknown() const { return m_unknown; } // sizes unknown: amber, "cannot tell"
 

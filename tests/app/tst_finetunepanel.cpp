@@ -18,6 +18,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
@@ -712,6 +713,70 @@ private slots:
         QVERIFY(r.fitPlan.steps.front().kind == PlanStep::Kind::LayerCheckpoint);
         QVERIFY2(w.verdict()->text().contains(QStringLiteral("To fit: per-layer checkpointing")),
                  qPrintable(w.verdict()->text()));
+    }
+
+    // Issue 45: QLoRA on Qwen3-30B-A3B (model_type qwen3_moe, which PEFT's target mapping does not list). The
+    // Targets field says what an empty field means there (all-linear, not "q_proj, v_proj"), the model reloads
+    // with adapters on every linear layer (no "Cannot open the model"), and the verdict is QLoRA's, the CLI's for
+    // --lora r=8,targets=all-linear --quant nf4.
+    void moeQloraInTheWindow()
+    {
+        QSettings().clear();
+        MainWindow w;
+        QStringList errors;
+        w.setErrorHandler([&](const QString& m) { errors << m; });
+        ControlsPanel* controls = w.controls();
+        selectData(controls->findChild<QComboBox*>(QStringLiteral("gpuCombo")),
+                   QStringLiteral("GeForce RTX 4090 24 GB"));
+        const QString file = QStringLiteral(HEADROOM_TEST_DATA "/moe/Qwen3-30B-A3B.config.json");
+        QVERIFY(waitForModel(w, [&] { w.openFile(file); }));
+        w.setTask(Task::FineTune);
+        FineTunePanel* panel = controls->fineTunePanel();
+        QVERIFY(waitForModel(w, [&] { panel->setMethod(FineTunePanel::Method::QLoRA); }));
+        QVERIFY(waitForReport(w));
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+        auto* targets = panel->findChild<QLineEdit*>();
+        QVERIFY(targets);
+        QVERIFY2(targets->placeholderText().contains(QStringLiteral("all-linear")) &&
+                     targets->placeholderText().contains(QStringLiteral("qwen3_moe")),
+                 qPrintable(targets->placeholderText()));
+        const Config c = w.session()->config();
+        QCOMPARE(c.finetune.lora.targets, std::vector<std::string>{"all-linear"});
+        QVERIFY(c.finetune.quant == Quant::NF4);
+        LoadOptions load;
+        load.lora = c.finetune.lora;
+        const Model cliModel = loadModel(file.toStdString(), load);
+        Config cli = c;
+        cli.symbols = cliModel.defaultBindings();
+        const Report r = buildReport(cliModel, cli);
+        QCOMPARE(w.session()->report().fit.needed, r.fit.needed);
+        QVERIFY(r.fit.needed < int64_t{24} << 30); // the 571 GiB of full fine-tuning is gone
+        QVERIFY2(w.verdict()->text().contains(QStringLiteral("QLoRA")), qPrintable(w.verdict()->text()));
+        // Llama's field names its own defaults
+        QVERIFY(waitForModel(w, [&] { w.openFile(kLlama); }));
+        QCOMPARE(targets->placeholderText(), QStringLiteral("default (q_proj, v_proj)"));
+    }
+
+    // Adapters PEFT refuses on the open model: the banner says so ("Does not start: ..."), the model stays, and
+    // no "Cannot open the model" box (the error handler hears the one line).
+    void refusedAdaptersAreTheVerdict()
+    {
+        QSettings().clear();
+        MainWindow w;
+        QStringList errors;
+        w.setErrorHandler([&](const QString& m) { errors << m; });
+        QVERIFY(waitForModel(
+            w, [&] { w.openFile(QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/tiny_gpt.onnx")); }));
+        QVERIFY(waitForReport(w));
+        w.setTask(Task::FineTune);
+        QSignalSpy failed(&w, &MainWindow::loadFailed);
+        w.controls()->fineTunePanel()->setMethod(FineTunePanel::Method::LoRA);
+        QVERIFY(QTest::qWaitFor([&] { return !failed.isEmpty(); }, 120000));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(w.verdict()->text().startsWith(QStringLiteral("Does not start: LoRA: ")),
+                 qPrintable(w.verdict()->text()));
+        QVERIFY(!w.verdict()->fits());
+        QVERIFY(w.session()->model()->info.file.ends_with("tiny_gpt.onnx"));
     }
 
     void wheelDoesNotChangeFineTuning()

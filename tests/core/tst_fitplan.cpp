@@ -4,6 +4,7 @@
 // reading the search's own figures back.
 #include "headroom/hardware/gpus.h"
 #include "headroom/hardware/multigpu.h"
+#include "headroom/import/hfconfig.h"
 #include "headroom/load/loader.h"
 #include "headroom/report/fitplan.h"
 
@@ -202,14 +203,26 @@ private slots:
     {
         QTest::addColumn<QString>("path");
         QTest::addColumn<bool>("loraApplies");
-        QTest::newRow("Llama-3.1-8B") << QString::fromStdString(sample(QStringLiteral("Llama-3.1-8B.json"))) << true;
-        QTest::newRow("Qwen2.5-7B") << QString::fromStdString(sample(QStringLiteral("Qwen2.5-7B.json"))) << true;
-        QTest::newRow("resnet50") << QStringLiteral(HEADROOM_TEST_DATA "/resnet50.onnx") << false;
+        // PEFT's targets: the model type's default, or all-linear where PEFT lists none (peft/utils/constants.py
+        // at 00073fe has no qwen3_moe, qwen2_moe, olmoe)
+        QTest::addColumn<QString>("targets");
+        QTest::newRow("Llama-3.1-8B") << QString::fromStdString(sample(QStringLiteral("Llama-3.1-8B.json"))) << true
+                                      << QString();
+        QTest::newRow("Qwen2.5-7B") << QString::fromStdString(sample(QStringLiteral("Qwen2.5-7B.json"))) << true
+                                    << QString();
+        QTest::newRow("Qwen3-30B-A3B (qwen3_moe)")
+            << QStringLiteral(HEADROOM_TEST_DATA "/moe/Qwen3-30B-A3B.config.json") << true
+            << QStringLiteral("all-linear");
+        QTest::newRow("Qwen1.5-MoE (qwen2_moe)")
+            << QStringLiteral(HEADROOM_TEST_DATA "/moe/Qwen1.5-MoE-A2.7B.config.json") << true
+            << QStringLiteral("all-linear");
+        QTest::newRow("resnet50") << QStringLiteral(HEADROOM_TEST_DATA "/resnet50.onnx") << false << QString();
     }
     void fullFineTuningSwitchesToLora()
     {
         QFETCH(QString, path);
         QFETCH(bool, loraApplies);
+        QFETCH(QString, targets);
         const std::string file = path.toStdString();
         const Model m = loadModel(file);
         Config c;
@@ -233,9 +246,18 @@ private slots:
         QVERIFY(plan.fits);
         QVERIFY(plan.sameGpu);
         QCOMPARE(plan.config.finetune.lora.r, 8);
+        const auto step = std::find_if(plan.steps.begin(), plan.steps.end(),
+                                       [](const PlanStep& s) { return s.kind == PlanStep::Kind::Lora; });
         LoraSpec peftDefaults;
         peftDefaults.r = 8;
         peftDefaults.alpha = 8;
+        if (!targets.isEmpty())
+            peftDefaults.targets = {targets.toStdString()};
+        QCOMPARE(plan.config.finetune.lora.targets, peftDefaults.targets);
+        // the sentence says which targets: PEFT's defaults, or every linear layer where PEFT has none
+        QCOMPARE(QString::fromStdString(planStepText(*step, c.strategy)).contains(QStringLiteral("every linear layer")),
+                 !targets.isEmpty());
+        QCOMPARE(peftDefaultTargets(m.info.modelType).empty(), !targets.isEmpty());
         const Model adapted = loraModel(file, peftDefaults);
         QVERIFY(freshNeed(adapted, plan.config) <= plan.config.gpu.capacity);
         QVERIFY(freshNeed(m, c) > c.gpu.capacity);

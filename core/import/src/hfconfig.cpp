@@ -69,8 +69,9 @@ bool isHfConfigPath(const std::string& path)
 
 std::vector<std::string> peftDefaultTargets(std::string_view t)
 {
-    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (olmo2 has none there); phi3's
-    // fused qkv_proj is Headroom's own choice for a type PEFT does not list
+    // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING at 00073fe (olmo2 and the MoE
+    // types qwen2_moe, qwen3_moe, olmoe, deepseek_v2/v3, granitemoe, gpt_oss have none there: PEFT raises "Please
+    // specify `target_modules`"); phi3's fused qkv_proj is Headroom's own choice for a type PEFT does not list
     struct Row
     {
         std::string_view type;
@@ -81,7 +82,6 @@ std::vector<std::string> peftDefaultTargets(std::string_view t)
         {"mistral", {"q_proj", "v_proj"}},
         {"mixtral", {"q_proj", "v_proj"}},
         {"qwen2", {"q_proj", "v_proj"}},
-        {"qwen2_moe", {"q_proj", "v_proj"}},
         {"qwen3", {"q_proj", "v_proj"}},
         {"gemma", {"q_proj", "v_proj"}},
         {"gemma2", {"q_proj", "v_proj"}},

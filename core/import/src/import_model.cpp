@@ -180,6 +180,9 @@ ImportedModel importModel(std::string_view bytes, const std::string& file, const
 
     m.info.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
     m.info.graphName = mp.graph().name();
+    for (const auto& kv : mp.metadata_props())
+        if (kv.key() == "model_type")
+            m.info.modelType = kv.value();
     m.hfCausalLm = mp.producer_name() == kHfConfigProducer;
     m.info.irVersion = mp.ir_version();
     for (const auto& op : mp.opset_import()) {

@@ -89,7 +89,20 @@ LoraVariantSource peftDefaultLoraVariant(const std::string& path, const LoadOpti
                 cache->variant.model = std::make_shared<const Model>(loadModel(path, o));
                 cache->variant.spec = o.lora;
             } catch (const Error&) {
-                // no Linear PEFT targets by default (a CNN, an unknown model type): no LoRA step
+                // No PEFT default for the model type. A Hugging Face config (the MoE types PEFT does not list)
+                // gets PEFT's own "all-linear" shorthand, what the QLoRA paper and the MoE recipes give: every
+                // Linear but the output layer (3D experts are parameters, not Linear: PEFT adapts them only
+                // through target_parameters). An ONNX file without a default (a CNN, no model_type) has no
+                // LoRA step, as before.
+                if (isHfConfigPath(path)) {
+                    LoadOptions all = o;
+                    all.lora.targets = {"all-linear"};
+                    try {
+                        cache->variant.model = std::make_shared<const Model>(loadModel(path, all));
+                        cache->variant.spec = all.lora;
+                    } catch (const Error&) {
+                    }
+                }
             }
         });
         return cache->variant;

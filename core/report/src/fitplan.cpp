@@ -238,8 +238,11 @@ private:
         c.finetune.lora = v.spec;
         for (const std::string& p : loraFreezePatterns())
             c.freeze.push_back(p);
+        // name: "lora" with PEFT's default targets, "lora-all-linear" where the model type has none
+        // (peftDefaultLoraVariant's fallback); planStepText says which.
+        const bool allLinear = v.spec.targets == std::vector<std::string>{"all-linear"};
         return step(Kind::Lora, "LoRA r " + std::to_string(v.spec.r) + " (PEFT defaults) instead of full fine-tuning",
-                    v.spec.r, "lora");
+                    v.spec.r, allLinear ? "lora-all-linear" : "lora");
     }
     static std::optional<PlanStep> bf16(Config& c)
     {

@@ -49,7 +49,11 @@ std::string planStepText(const PlanStep& s, Strategy strategy)
     case K::Shard: return "shard across the GPUs (" + shardName(s.name) + ")";
     case K::Optimizer8bit: return "8-bit optimizer state (" + s.name + ")";
     case K::Bf16: return "pure bf16";
-    case K::Lora: return "LoRA adapters (r " + std::to_string(s.value) + ", PEFT defaults) instead of full fine-tuning";
+    case K::Lora:
+        return s.name == "lora-all-linear"
+                   ? "LoRA adapters (r " + std::to_string(s.value) +
+                         ", every linear layer: PEFT has no default targets for the model) instead of full fine-tuning"
+                   : "LoRA adapters (r " + std::to_string(s.value) + ", PEFT defaults) instead of full fine-tuning";
     case K::QLora: return "QLoRA: 4-bit NF4 base weights";
     case K::Offload: return "CPU offload";
     case K::ShorterSequence: return "sequence length " + grouped(s.value);

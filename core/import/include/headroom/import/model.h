@@ -117,6 +117,7 @@ struct ModelInfo
     int64_t fileSize = 0;
     std::string producer; // producer_name + " " + producer_version
     std::string graphName;
+    std::string modelType; // a config's model_type (metadata_props "model_type", as the HF builder writes it)
     int64_t irVersion = 0;
     std::vector<std::pair<std::string, int64_t>> opsets; // domain ("" = ai.onnx) -> version
     bool externalDataMissing = false;                    // some initializer points at an absent external file
