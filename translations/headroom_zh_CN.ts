@@ -3189,25 +3189,9 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>batch %1</source>
         <translation>批大小 %1</translation>
     </message>
-    <message numerus="yes">
-        <source>%n checkpoint segment(s)</source>
-        <translation>
-            <numerusform>%n 个检查点分段</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
-        <source>%n accumulation step(s)</source>
-        <translation>
-            <numerusform>%n 个累积步</numerusform>
-        </translation>
-    </message>
     <message>
         <source>inplace activations</source>
         <translation>原地激活</translation>
-    </message>
-    <message>
-        <source>freeze %1</source>
-        <translation>冻结 %1</translation>
     </message>
     <message>
         <source>GPU 0 batch %1</source>
@@ -3215,7 +3199,6 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
     </message>
     <message>
         <source>%1 (%2)</source>
-        <extracomment>%1 is a change such as &quot;bf16&quot;, %2 the memory it saves</extracomment>
         <translation>%1（%2）</translation>
     </message>
     <message>
@@ -3304,6 +3287,28 @@ Tick to freeze: its parameters get no gradient and no optimizer state (fine-tuni
         <source>Does not start: %1</source>
         <extracomment>%1 why PEFT refuses the adapters, e.g. &quot;LoRA: no targets= given and PEFT has no default targets for ...&quot;</extracomment>
         <translation>无法启动：%1</translation>
+    </message>
+    <message>
+        <source>%1 checkpoint segments</source>
+        <translation>%1 个检查点分段</translation>
+    </message>
+    <message>
+        <source>%1 gradient accumulation steps</source>
+        <translation>%1 步梯度累积</translation>
+    </message>
+    <message>
+        <source>freeze the first %1 of %2 blocks (%3)</source>
+        <extracomment>%1 blocks frozen of %2 numbered blocks, %3 their names (&quot;layers.0 to layers.15&quot;)</extracomment>
+        <translation>冻结 %2 个块中的前 %1 个（%3）</translation>
+    </message>
+    <message>
+        <source>%1 (%2, fits)</source>
+        <extracomment>%1 is a change such as &quot;bf16&quot;, %2 the memory it saves</extracomment>
+        <translation>%1（%2，可以放下）</translation>
+    </message>
+    <message>
+        <source>%1 (%2, still does not fit)</source>
+        <translation>%1（%2，仍然放不下）</translation>
     </message>
 </context>
 <context>

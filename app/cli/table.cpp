@@ -349,8 +349,7 @@ void writeFit(std::ostream& out, const Model& model, const Report& report)
         // One change at a time, each saying whether it alone would fit (the plan above combines them).
         out << "Try:";
         for (size_t i = 0; i < report.advice.size() && i < 4; ++i)
-            out << (i ? "," : "") << " " << report.advice[i].summary << " (-" << formatBytes(report.advice[i].saving())
-                << (report.advice[i].fitsAfter ? ", fits" : ", still does not fit") << ")";
+            out << (i ? "," : "") << " " << adviceText(report.advice[i]);
         out << "\n";
     }
     if (const auto kv = kvCache(model))

@@ -19,28 +19,28 @@ QString signedSaving(int64_t saving, headroom::Units units)
 
 QString adviceText(const headroom::Advice& a, const headroom::Model& model, headroom::Units units)
 {
+    // core's words (headroom::adviceText, the CLI's Try: line) through tr(), per kind
     using K = headroom::Advice::Kind;
     QString what;
     switch (a.kind) {
     case K::Batch: what = VerdictBanner::tr("batch %1").arg(headroom::batchOf(model, a.changed)); break;
-    // The policy's full name: "bf16" alone does not say whether AMP or pure bf16 is meant.
-    case K::Dtype: what = dtypeName(a.changed.dtype); break;
-    case K::Checkpoint:
-        what = VerdictBanner::tr("%n checkpoint segment(s)", nullptr, a.changed.checkpointSegments);
-        break;
-    case K::Accumulate: what = VerdictBanner::tr("%n accumulation step(s)", nullptr, a.changed.accumulate); break;
+    // the CLI's policy names, "bf16" (pure) and "amp-bf16" (autocast): not ambiguous
+    case K::Dtype: what = qs(headroom::toString(a.changed.dtype)); break;
+    case K::Checkpoint: what = VerdictBanner::tr("%1 checkpoint segments").arg(a.changed.checkpointSegments); break;
+    case K::Accumulate: what = VerdictBanner::tr("%1 gradient accumulation steps").arg(a.changed.accumulate); break;
     case K::Inplace: what = VerdictBanner::tr("inplace activations"); break;
     case K::Freeze:
-        what =
-            VerdictBanner::tr("freeze %1").arg(qs(a.changed.freeze.empty() ? std::string() : a.changed.freeze.front()));
+        //: %1 blocks frozen of %2 numbered blocks, %3 their names ("layers.0 to layers.15")
+        what = VerdictBanner::tr("freeze the first %1 of %2 blocks (%3)").arg(a.count).arg(a.of).arg(qs(a.names));
         break;
-    case K::ZeroStage: what = qs(headroom::toString(a.changed.strategy)); break;
+    case K::ZeroStage: what = qs(a.summary); break; // "ZeRO-3": a name, the same in every language
     case K::Gpu0Batch: what = VerdictBanner::tr("GPU 0 batch %1").arg(a.changed.gpu0Batch); break;
     }
     if (what.isEmpty())
         what = qs(a.summary);
     //: %1 is a change such as "bf16", %2 the memory it saves
-    return VerdictBanner::tr("%1 (%2)").arg(what, signedSaving(a.saving(), units));
+    return a.fitsAfter ? VerdictBanner::tr("%1 (%2, fits)").arg(what, signedSaving(a.saving(), units))
+                       : VerdictBanner::tr("%1 (%2, still does not fit)").arg(what, signedSaving(a.saving(), units));
 }
 
 headroom::Fit shownFit(const headroom::Report& report)

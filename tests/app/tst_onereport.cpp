@@ -158,6 +158,12 @@ void TestOneReport::everySurfaceSaysThePlan()
         QVERIFY2(cli.contains(QString::fromStdString(plan)), qPrintable(QString::fromStdString(plan)));
     else
         QVERIFY(!cli.contains(QStringLiteral("To fit:")) && !cli.contains(QStringLiteral("Closest plan")));
+    // Every tip in core's words, the CLI's Try: line and the banner's (its English strings).
+    for (const Advice& a : report.advice)
+        QCOMPARE(gui::adviceText(a, model, Units::IEC), QString::fromStdString(adviceText(a)));
+    if (!report.advice.empty() && !report.fit.fits && !report.fit.sizesUnknown)
+        QVERIFY2(cli.contains(QStringLiteral("Try: ") + QString::fromStdString(adviceText(report.advice.front()))),
+                 qPrintable(cli.right(600)));
     // The banner: the plan, where there is one, and the verdict's need.
     gui::VerdictBanner banner;
     banner.setReport(model, report, Units::IEC);

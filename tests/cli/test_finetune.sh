@@ -122,7 +122,7 @@ assert p['steps'][0]['needed_after'] <= j['fit']['capacity'], p
 "
 check "llama lora table exits 0" expect_exit 0 "$llama" --gpu "RTX 4090" --lora r=16,targets=q_proj,v_proj --dtype bf16 --set seq=2048
 check "table: to fit" grep -q "^To fit: per-layer checkpointing (−" "$tmp/out"
-check "table: a lone change says it does not fit" grep -q "checkpoint segments (-.*, still does not fit)" "$tmp/out"
+check "table: a lone change says it does not fit" grep -q "checkpoint segments (−.*, still does not fit)" "$tmp/out"
 # --framework: the recipe's switches (config.cpp kPresets, from torchtune's *_lora_single_device.yaml and litgpt's
 # finetune/lora.py), under any flag the user gives, wherever it stands
 lq="--batch 2 --set seq=64 --lora r=8,targets=q_proj,v_proj"

@@ -61,11 +61,13 @@ Advice Tips::judged(Advice::Kind kind, std::string summary, const Config& change
     return Advice{kind, std::move(summary), changed, m_s.before, j.need, j.fits};
 }
 
-void Tips::consider(Advice::Kind kind, std::string summary, const Config& changed)
+Advice* Tips::consider(Advice::Kind kind, std::string summary, const Config& changed)
 {
     Advice a = judged(kind, std::move(summary), changed);
-    if (a.saving() > 0)
-        m_out.push_back(std::move(a));
+    if (a.saving() <= 0)
+        return nullptr;
+    m_out.push_back(std::move(a));
+    return &m_out.back();
 }
 
 void Tips::pickMildest(Advice::Kind kind, const std::vector<std::pair<std::string, Config>>& options)
@@ -95,6 +97,13 @@ constexpr void (*kTries[])(const Situation&, Tips&) = {
 
 } // namespace
 } // namespace advisor
+
+std::string adviceText(const Advice& a, Units units)
+{
+    // U+2212, as the plan's savings: a saving reads as a reduction of the need
+    return a.summary + " (\u2212" + formatBytes(a.saving(), units) +
+           (a.fitsAfter ? ", fits)" : ", still does not fit)");
+}
 
 std::vector<Advice> advise(const Model& model, const Config& config, int maxItems)
 {

@@ -52,7 +52,8 @@ class Tips
 {
 public:
     explicit Tips(const Situation& s) : m_s(s) {}
-    void consider(Advice::Kind kind, std::string summary, const Config& changed);
+    // The tip when it saves memory (then kept), else null.
+    Advice* consider(Advice::Kind kind, std::string summary, const Config& changed);
     // Of several strengths of one change: the mildest that fits, else the one that saves most.
     void pickMildest(Advice::Kind kind, const std::vector<std::pair<std::string, Config>>& options);
     std::vector<Advice> take() { return std::move(m_out); }

@@ -191,10 +191,14 @@ void tryFreeze(const Situation& s, Tips& tips)
     const std::string names = k == 1   ? first
                               : k == 2 ? first + ", " + s.model.layers[size_t(blocks[1])].name
                                        : first + " to " + s.model.layers[size_t(blocks[k - 1])].name;
-    tips.consider(Advice::Kind::Freeze,
-                  "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size()) + " blocks (" +
-                      names + ")",
-                  c);
+    if (Advice* a = tips.consider(Advice::Kind::Freeze,
+                                  "freeze the first " + std::to_string(k) + " of " + std::to_string(blocks.size()) +
+                                      " blocks (" + names + ")",
+                                  c)) {
+        a->count = static_cast<int64_t>(k);
+        a->of = static_cast<int64_t>(blocks.size());
+        a->names = names;
+    }
 }
 
 void tryZeroStage(const Situation& s, Tips& tips)

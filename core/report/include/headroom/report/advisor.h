@@ -1,4 +1,5 @@
 #pragma once
+#include "headroom/base/format.h"
 #include "headroom/memory/engine.h"
 
 #include <optional>
@@ -18,7 +19,14 @@ struct Advice
     int64_t needAfter = 0;
     int64_t saving() const { return needBefore - needAfter; }
     bool fitsAfter = false;
+    // Freeze: the first `count` of `of` numbered blocks, named "layers.0 to layers.15" (the GUI's words need them)
+    int64_t count = 0, of = 0;
+    std::string names;
 };
+
+// One tip as every surface prints it: "bf16 (−285 GiB, still does not fit)", "batch 278 (−2.10 GiB, fits)"
+// (the CLI's Try: line; the banner says the same words through tr()).
+std::string adviceText(const Advice& advice, Units units = Units::IEC);
 
 // The advice that reduces the need, biggest saving first; only changes that save memory.
 std::vector<Advice> advise(const Model& model, const Config& config, int maxItems = 6);
