@@ -391,7 +391,8 @@ void MainWindow::announceConfigChange(bool announce)
     const headroom::Config c = m_controls->config();
     const QStringList parts = {tr("GPU %1").arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none")),
                                dtypeName(c.dtype),
-                               c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : modeName(c.mode)};
+                               c.mode == headroom::Mode::Train ? optimizerName(c.optimizer)
+                                                               : TaskBar::taskName(task())};
     // Only the parts that changed: listing the unchanged ones read as if they had changed too.
     const QStringList before = m_lastConfigText.split(QChar(0x1f));
     QStringList changed;
