@@ -43,6 +43,8 @@ public:
     // model: switching saves this task's and brings back the other's (or its defaults). One configChanged.
     void setTask(headroom::Task task);
     headroom::Task task() const { return m_task; }
+    // "models/<key>": where the shown model's settings are kept (empty before a model).
+    QString settingsGroup() const { return m_hasModel ? modelGroup() : QString(); }
     // The configuration the controls describe (symbols indexed like model.symbols).
     headroom::Config config() const;
     void setFreeze(std::vector<std::string> patterns) { m_freeze = std::move(patterns); }

@@ -389,10 +389,9 @@ void MainWindow::announceConfigChange(bool announce)
     // An accidental change must be visible: the banner names the precision and optimizer, the status bar
     // says what changed and how to take it back.
     const headroom::Config c = m_controls->config();
-    const QStringList parts = {tr("GPU %1").arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none")),
-                               dtypeName(c.dtype),
-                               c.mode == headroom::Mode::Train ? optimizerName(c.optimizer)
-                                                               : TaskBar::taskName(task())};
+    const QStringList parts = {
+        tr("GPU %1").arg(c.gpu.capacity > 0 ? gpuDisplayName(c.gpu.name) : tr("none")), dtypeName(c.dtype),
+        c.mode == headroom::Mode::Train ? optimizerName(c.optimizer) : TaskBar::taskName(task())};
     // Only the parts that changed: listing the unchanged ones read as if they had changed too.
     const QStringList before = m_lastConfigText.split(QChar(0x1f));
     QStringList changed;
@@ -458,6 +457,7 @@ void MainWindow::openSample()
 void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
 {
     const bool newFile = path != m_currentFile;
+    saveServingChoices(); // the model shown until now keeps its serving settings
     m_currentFile = path;
     m_modelLora = m_requestedLora;
     m_controls->setModel(*model); // this model's task and settings as last left, or the defaults
@@ -483,8 +483,13 @@ void MainWindow::onModelAvailable(ModelPtr model, const QString& path)
     if (!newFile || m_layers->filterEdit()->text().isEmpty())
         statusBar()->showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), 4000);
     // The Serving tab plans a Hugging Face config.json; an ONNX file has nothing for it
-    if (!headroom::isHfConfigPath(path.toStdString()) || !m_serving->openConfig(path, nullptr))
+    if (!headroom::isHfConfigPath(path.toStdString()) || !m_serving->openConfig(path, nullptr)) {
         m_serving->state()->clearModel();
+    } else if (const QString group = m_controls->settingsGroup(); !group.isEmpty()) {
+        QSettings s; // this model's serving settings as last left, or the engines' defaults
+        s.beginGroup(group + QStringLiteral("/serving"));
+        m_serving->state()->restoreChoices(s);
+    }
     applyTask();
     emit modelLoaded(path);
 }
@@ -614,8 +619,19 @@ void MainWindow::refreshUnits()
     }
 }
 
+void MainWindow::saveServingChoices()
+{
+    const QString group = m_controls->settingsGroup();
+    if (group.isEmpty() || !m_serving->state()->hasModel())
+        return;
+    QSettings s;
+    s.beginGroup(group + QStringLiteral("/serving"));
+    m_serving->state()->saveChoices(s);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event)
 {
+    saveServingChoices();
     m_controls->saveSettings();
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());

@@ -123,6 +123,7 @@ private:
     // The task's tabs, panel, banner and Serving engine (after a task switch or a new model).
     void applyTask();
     void onServingChanged();
+    void saveServingChoices();
     void refreshUnits();
     void addRecentFile(const QString& path);
     void updateRecentMenu();

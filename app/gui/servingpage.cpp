@@ -176,7 +176,11 @@ void ServingPage::showEngine()
 // echoing them back as choices.
 void ServingPage::syncControls()
 {
-    const QSignalBlocker context(m_context), concurrency(m_concurrency), tp(m_tp);
+    const QSignalBlocker context(m_context), concurrency(m_concurrency), tp(m_tp), kv(m_kvDtype), cache(m_cache),
+        newTokens(m_newTokens);
+    m_kvDtype->setCurrentIndex(m_kvDtype->findData(static_cast<int>(m_state->kvCacheDtype())));
+    m_cache->setCurrentIndex(m_cache->findData(static_cast<int>(m_state->hfCache())));
+    m_newTokens->setValue(static_cast<int>(std::min<int64_t>(m_state->newTokens(), 1 << 20)));
     if (const int64_t n = m_state->contextLength(); n > 0)
         m_context->setValue(static_cast<int>(std::min<int64_t>(n, 1 << 21)));
     if (const int64_t n = m_state->concurrency(); n > 0)

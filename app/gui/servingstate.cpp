@@ -48,6 +48,43 @@ void ServingState::setModel(const ServeModel& model)
     recompute();
 }
 
+void ServingState::saveChoices(QSettings& s) const
+{
+    s.remove(QString()); // the group's old keys: an unset length is the default again
+    if (m_vllm.maxModelLen)
+        s.setValue(QStringLiteral("maxModelLen"), static_cast<qlonglong>(*m_vllm.maxModelLen));
+    if (m_vllm.maxNumSeqs)
+        s.setValue(QStringLiteral("maxNumSeqs"), static_cast<qlonglong>(*m_vllm.maxNumSeqs));
+    s.setValue(QStringLiteral("tp"), m_vllm.tp);
+    s.setValue(QStringLiteral("kvFp8"), m_vllm.kvCacheDtype == KvCacheDtype::Fp8);
+    s.setValue(QStringLiteral("promptLen"), static_cast<qlonglong>(m_hf.promptLen));
+    s.setValue(QStringLiteral("batch"), static_cast<qlonglong>(m_hf.batch));
+    s.setValue(QStringLiteral("newTokens"), static_cast<qlonglong>(m_hf.newTokens));
+    s.setValue(QStringLiteral("staticCache"), m_hf.cache == HfCacheKind::Static);
+}
+
+void ServingState::restoreChoices(QSettings& s)
+{
+    const HfGenerateSettings d;
+    auto positive = [&](const char* key, int64_t fallback) {
+        const qlonglong v = s.value(QLatin1String(key), static_cast<qlonglong>(fallback)).toLongLong();
+        return v > 0 ? static_cast<int64_t>(v) : fallback;
+    };
+    m_vllm.maxModelLen.reset();
+    m_vllm.maxNumSeqs.reset();
+    if (const int64_t v = positive("maxModelLen", 0); v > 0)
+        m_vllm.maxModelLen = v;
+    if (const int64_t v = positive("maxNumSeqs", 0); v > 0)
+        m_vllm.maxNumSeqs = v;
+    m_vllm.tp = static_cast<int>(positive("tp", 1));
+    m_vllm.kvCacheDtype = s.value(QStringLiteral("kvFp8"), false).toBool() ? KvCacheDtype::Fp8 : KvCacheDtype::Auto;
+    m_hf.promptLen = positive("promptLen", d.promptLen);
+    m_hf.batch = positive("batch", d.batch);
+    m_hf.newTokens = positive("newTokens", d.newTokens);
+    m_hf.cache = s.value(QStringLiteral("staticCache"), false).toBool() ? HfCacheKind::Static : HfCacheKind::Dynamic;
+    recompute();
+}
+
 void ServingState::clearModel()
 {
     m_model.reset();

@@ -10,6 +10,7 @@
 
 #include <QList>
 #include <QObject>
+#include <QSettings>
 #include <QString>
 
 #include <optional>
@@ -84,6 +85,10 @@ public:
     QList<ServingSegment> segments() const;
     int64_t capacity() const { return m_gpu.capacity; }
     static QString segmentName(ServingSegment::Kind kind);
+    // What the user chose for this model (the engines' defaults left out: they follow the model), kept per model:
+    // the window saves it under the model's settings group and gives it back when the model is opened again.
+    void saveChoices(QSettings& settings) const;
+    void restoreChoices(QSettings& settings);
     // The `serving` object the CLI prints for this plan (headroom-cli --serve ... --json).
     nlohmann::json toJson() const;
 

@@ -113,6 +113,28 @@ private slots:
         QVERIFY(w.tabs()->isTabVisible(w.tabs()->indexOf(page)));
     }
 
+    // The serving settings belong to the model too: TP 2 at 16k on Llama, another config opens at the engines'
+    // defaults (TP 1, its own max_model_len), and Llama reopened is TP 2 at 16k again.
+    void servingSettingsPerModel()
+    {
+        MainWindow w;
+        w.setErrorHandler([](const QString&) {});
+        const QString llama = QStringLiteral(HEADROOM_TEST_DATA "/external/meta-llama--Llama-3.1-8B-Instruct.json");
+        QVERIFY(openAndWait(w, llama));
+        w.setTask(Task::Serve);
+        ServingState* state = w.servingPage()->state();
+        state->setTensorParallel(2);
+        state->setContextLength(16384);
+        QCOMPARE(state->tensorParallel(), 2);
+        QVERIFY(openAndWait(w, QStringLiteral(HEADROOM_SOURCE_DIR "/resources/samples/Qwen2.5-7B.json")));
+        QCOMPARE(state->tensorParallel(), 1);
+        QCOMPARE(state->contextLength(), state->model()->maxPositions);
+        QVERIFY(openAndWait(w, llama));
+        QCOMPARE(state->tensorParallel(), 2);
+        QCOMPARE(state->contextLength(), int64_t{16384});
+        QCOMPARE(w.servingPage()->tpBox()->currentData().toInt(), 2);
+    }
+
     // A checkpoint's config is always config.json: the window, the Model panel, the Serving header and the PDF
     // name the model by its folder (Qwen3 and Mixtral were both "config.json").
     void checkpointFolderIsNamed()
